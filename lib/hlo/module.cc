@@ -1,0 +1,229 @@
+#include "lib/hlo/module.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/diagnostic.h"
+
+namespace hlomem::hlo {
+namespace {
+
+// Builds a CSR index: for each key, the values pushed for it, in push order.
+template <typename Pairs>
+void BuildCsr(size_t key_count, const Pairs& pairs,
+              std::vector<uint32_t>* offsets, std::vector<uint32_t>* pool) {
+  offsets->assign(key_count + 1, 0);
+  for (const auto& [key, value] : pairs) ++(*offsets)[key + 1];
+  for (size_t i = 1; i <= key_count; ++i) (*offsets)[i] += (*offsets)[i - 1];
+  pool->assign(pairs.size(), kNoId);
+  std::vector<uint32_t> cursor(offsets->begin(), offsets->end() - 1);
+  for (const auto& [key, value] : pairs) (*pool)[cursor[key]++] = value;
+}
+
+template <typename T>
+absl::Span<const T> CsrRow(const std::vector<uint32_t>& offsets,
+                           const std::vector<T>& pool, uint32_t key) {
+  if (key + 1 >= offsets.size()) return {};
+  return absl::MakeConstSpan(pool.data() + offsets[key],
+                             offsets[key + 1] - offsets[key]);
+}
+
+}  // namespace
+
+absl::string_view FusionKindName(FusionKind kind) {
+  switch (kind) {
+    case FusionKind::kNone: return "";
+    case FusionKind::kLoop: return "kLoop";
+    case FusionKind::kInput: return "kInput";
+    case FusionKind::kOutput: return "kOutput";
+    case FusionKind::kCustom: return "kCustom";
+    case FusionKind::kOther: return "kOther";
+  }
+  return "";
+}
+
+absl::string_view CallRoleName(CallRole role) {
+  switch (role) {
+    case CallRole::kToApply: return "to_apply";
+    case CallRole::kCalls: return "calls";
+    case CallRole::kBody: return "body";
+    case CallRole::kCondition: return "condition";
+    case CallRole::kBranch: return "branch_computations";
+    case CallRole::kSelect: return "select";
+    case CallRole::kScatter: return "scatter";
+    case CallRole::kCalledComputations: return "called_computations";
+  }
+  return "";
+}
+
+absl::string_view Module::Own(std::string text) {
+  owned_strings_.push_back(std::move(text));
+  return owned_strings_.back();
+}
+
+absl::Span<const InstrId> Module::operands(InstrId id) const {
+  const Instruction& i = instructions[id];
+  return absl::MakeConstSpan(operand_pool.data() + i.operands_begin, i.operand_count);
+}
+absl::Span<const Callee> Module::callees(InstrId id) const {
+  const Instruction& i = instructions[id];
+  return absl::MakeConstSpan(callee_pool.data() + i.callees_begin, i.callee_count);
+}
+absl::Span<const InstrId> Module::control_predecessors(InstrId id) const {
+  const Instruction& i = instructions[id];
+  return absl::MakeConstSpan(
+      control_predecessor_pool.data() + i.control_predecessors_begin,
+      i.control_predecessor_count);
+}
+absl::Span<const Attribute> Module::attributes(InstrId id) const {
+  const Instruction& i = instructions[id];
+  return absl::MakeConstSpan(attribute_pool.data() + i.attributes_begin,
+                             i.attribute_count);
+}
+absl::Span<const OutputOperandAlias> Module::output_operand_aliases(
+    InstrId id) const {
+  const Instruction& i = instructions[id];
+  return absl::MakeConstSpan(
+      output_operand_alias_pool.data() + i.output_operand_aliases_begin,
+      i.output_operand_alias_count);
+}
+absl::Span<const int64_t> Module::dimensions(InstrId id) const {
+  const Instruction& i = instructions[id];
+  return absl::MakeConstSpan(dimension_pool.data() + i.dimensions_begin,
+                             i.dimension_count);
+}
+
+std::optional<absl::string_view> Module::attribute(InstrId id,
+                                                   absl::string_view key) const {
+  for (const Attribute& a : attributes(id)) {
+    if (a.key == key) return a.value;
+  }
+  return std::nullopt;
+}
+
+CompId Module::callee(InstrId id, CallRole role) const {
+  for (const Callee& c : callees(id)) {
+    if (c.role == role) return c.computation;
+  }
+  return kNoId;
+}
+
+absl::Span<const InstrId> Module::users(InstrId id) const {
+  return CsrRow(user_offsets_, user_pool_, id);
+}
+absl::Span<const InstrId> Module::callers(CompId id) const {
+  return CsrRow(caller_offsets_, caller_pool_, id);
+}
+absl::Span<const InstrId> Module::parameters(CompId id) const {
+  return CsrRow(parameter_offsets_, parameter_pool_, id);
+}
+
+SourceLocation Module::SourceOf(InstrId id) const {
+  const OpMetadata& m = metadata_of(id);
+  if (!m.source_file.empty()) return {m.source_file, m.source_line};
+  const int64_t frame = m.stack_frame_id;
+  const auto& frames = stack_frames.frames;
+  if (frame <= 0 || frame > static_cast<int64_t>(frames.size())) return {};
+  const int64_t location = frames[static_cast<size_t>(frame - 1)].file_location_id;
+  const auto& locations = stack_frames.file_locations;
+  if (location <= 0 || location > static_cast<int64_t>(locations.size())) return {};
+  const auto& loc = locations[static_cast<size_t>(location - 1)];
+  const auto& files = stack_frames.file_names;
+  if (loc.file_name_id <= 0 || loc.file_name_id > static_cast<int64_t>(files.size())) {
+    return {};
+  }
+  return {files[static_cast<size_t>(loc.file_name_id - 1)], loc.line};
+}
+
+CompId Module::FindComputation(absl::string_view wanted) const {
+  for (CompId c = 0; c < computations.size(); ++c) {
+    if (computations[c].name == wanted) return c;
+  }
+  return kNoId;
+}
+
+InstrId Module::FindInstruction(absl::string_view wanted) const {
+  for (InstrId i = 0; i < instructions.size(); ++i) {
+    if (instructions[i].name == wanted) return i;
+  }
+  return kNoId;
+}
+
+absl::Status Module::InstructionError(InstrId id, absl::string_view message) const {
+  const Instruction& i = instructions[id];
+  if (from_text && source != nullptr) {
+    return ErrorAt(path, source->data(), i.source_offset, message);
+  }
+  return FileError(path, absl::StrCat("instruction '", i.name, "': ", message));
+}
+
+absl::Status Module::ComputationError(CompId id, absl::string_view message) const {
+  const Computation& c = computations[id];
+  if (from_text && source != nullptr) {
+    return ErrorAt(path, source->data(), c.source_offset, message);
+  }
+  return FileError(path, absl::StrCat("computation '", c.name, "': ", message));
+}
+
+void Module::Finalize() {
+  const size_t n = instructions.size();
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+
+  // Users: each distinct user once per operand instruction.
+  pairs.reserve(operand_pool.size());
+  for (InstrId user = 0; user < n; ++user) {
+    for (InstrId op : operands(user)) {
+      if (op < n) pairs.emplace_back(op, user);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  BuildCsr(n, pairs, &user_offsets_, &user_pool_);
+
+  // Callers, and the fusion flag of fusion bodies.
+  pairs.clear();
+  for (Computation& c : computations) c.is_fusion = false;
+  for (InstrId caller = 0; caller < n; ++caller) {
+    for (const Callee& callee : callees(caller)) {
+      if (callee.computation >= computations.size()) continue;
+      pairs.emplace_back(callee.computation, caller);
+      if (instructions[caller].opcode == Opcode::kFusion) {
+        computations[callee.computation].is_fusion = true;
+      }
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  BuildCsr(computations.size(), pairs, &caller_offsets_, &caller_pool_);
+
+  // Parameters by number; holes stay kNoId (the verifier reports them).
+  parameter_offsets_.assign(computations.size() + 1, 0);
+  for (CompId c = 0; c < computations.size(); ++c) {
+    int64_t count = 0;
+    for (InstrId i : instructions_of(c)) {
+      if (instructions[i].opcode == Opcode::kParameter &&
+          instructions[i].parameter_number >= 0) {
+        count = std::max(count, instructions[i].parameter_number + 1);
+      }
+    }
+    // Bound the table by the instruction count so a hostile parameter(10^18)
+    // cannot make it huge; such numbers are left for the verifier.
+    count = std::min<int64_t>(count, computations[c].instruction_count);
+    parameter_offsets_[c + 1] = parameter_offsets_[c] + static_cast<uint32_t>(count);
+  }
+  parameter_pool_.assign(parameter_offsets_.back(), kNoId);
+  for (CompId c = 0; c < computations.size(); ++c) {
+    const uint32_t begin = parameter_offsets_[c];
+    const uint32_t size = parameter_offsets_[c + 1] - begin;
+    for (InstrId i : instructions_of(c)) {
+      const Instruction& instr = instructions[i];
+      if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0 &&
+          instr.parameter_number < static_cast<int64_t>(size)) {
+        InstrId& slot = parameter_pool_[begin + static_cast<uint32_t>(instr.parameter_number)];
+        if (slot == kNoId) slot = i;
+      }
+    }
+  }
+}
+
+}  // namespace hlomem::hlo

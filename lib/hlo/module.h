@@ -1,0 +1,286 @@
+// The in-memory model of an HLO module, shared by the text parser, the proto
+// reader and every analysis.
+//
+// Layout: instructions and computations live in dense vectors indexed by
+// InstrId / CompId ("assigned contiguously; usable as vector indexes").
+// Variable-length lists (operands, callees, attributes, ...) are ranges into
+// module-wide pools, so a 10^5-instruction module costs a handful of
+// allocations. Names and raw attribute text are views into the input file,
+// which the module keeps alive; text the readers synthesize (proto input) is
+// owned by the module.
+#ifndef HLOMEM_LIB_HLO_MODULE_H_
+#define HLOMEM_LIB_HLO_MODULE_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "absl/strings/string_view.h"
+#include "lib/base/file_contents.h"
+#include "lib/hlo/opcode.h"
+#include "lib/hlo/shape.h"
+
+namespace hlomem::hlo {
+
+using InstrId = uint32_t;
+using CompId = uint32_t;
+inline constexpr uint32_t kNoId = 0xffffffffu;
+
+enum class FusionKind : uint8_t { kNone, kLoop, kInput, kOutput, kCustom, kOther };
+absl::string_view FusionKindName(FusionKind kind);  // "kLoop", ...
+
+// How an instruction refers to a computation it calls.
+enum class CallRole : uint8_t {
+  kToApply,            // to_apply= (reduce, map, sort, scatter, all-reduce, call)
+  kCalls,              // calls= (fusion, async-start, call in newer printers)
+  kBody,               // while body=
+  kCondition,          // while condition=
+  kBranch,             // conditional true_/false_computation=, branch_computations=
+  kSelect,             // select-and-scatter select=
+  kScatter,            // select-and-scatter scatter=
+  kCalledComputations, // custom-call called_computations=
+};
+absl::string_view CallRoleName(CallRole role);
+
+struct Callee {
+  CallRole role;
+  CompId computation;
+};
+
+// One attribute as written: `key=value`, value verbatim ("{1,0}", "kLoop",
+// "\"abc\"", "{op_name=...}").
+struct Attribute {
+  absl::string_view key;
+  absl::string_view value;
+};
+
+// output_to_operand_aliasing={{out}: (operand, {operand_index})}
+struct OutputOperandAlias {
+  ShapeIndex output_index;
+  int64_t operand = 0;
+  ShapeIndex operand_index;
+};
+
+enum class AliasKind : uint8_t { kUnspecified, kMayAlias, kMustAlias };
+
+// input_output_alias={ {out}: (param, {param_index}, may-alias) }
+struct InputOutputAlias {
+  ShapeIndex output_index;
+  int64_t parameter = 0;
+  ShapeIndex parameter_index;
+  AliasKind kind = AliasKind::kUnspecified;
+};
+
+// buffer_donor={ (param, {param_index}) }
+struct BufferDonor {
+  int64_t parameter = 0;
+  ShapeIndex parameter_index;
+};
+
+struct OpMetadata {
+  absl::string_view op_type;
+  absl::string_view op_name;
+  absl::string_view source_file;
+  int64_t source_line = 0;
+  int64_t stack_frame_id = 0;
+};
+
+// The 2025+ FileNames / FunctionNames / FileLocations / StackFrames header
+// sections. Ids in the text are 1-based; entry k lives at index k-1.
+struct StackFrameIndex {
+  struct FileLocation {
+    int64_t file_name_id = 0;
+    int64_t function_name_id = 0;
+    int64_t line = 0;
+    int64_t end_line = 0;
+    int64_t column = 0;
+    int64_t end_column = 0;
+  };
+  struct Frame {
+    int64_t file_location_id = 0;
+    int64_t parent_frame_id = 0;
+  };
+  std::vector<absl::string_view> file_names;
+  std::vector<absl::string_view> function_names;
+  std::vector<FileLocation> file_locations;
+  std::vector<Frame> frames;
+
+  bool empty() const {
+    return file_names.empty() && function_names.empty() &&
+           file_locations.empty() && frames.empty();
+  }
+};
+
+struct SourceLocation {
+  absl::string_view file;
+  int64_t line = 0;
+  bool valid() const { return !file.empty(); }
+};
+
+struct Instruction {
+  absl::string_view name;
+  Opcode opcode = Opcode::kUnknown;
+  // The opcode as written; differs from OpcodeName(opcode) for unknown
+  // opcodes and async syntax sugar ("custom-call-start" is an async-start).
+  absl::string_view opcode_text;
+  ShapeId shape = 0;
+  CompId parent = kNoId;
+  bool is_root = false;
+
+  uint32_t operands_begin = 0, operand_count = 0;
+  uint32_t callees_begin = 0, callee_count = 0;
+  uint32_t control_predecessors_begin = 0, control_predecessor_count = 0;
+  uint32_t attributes_begin = 0, attribute_count = 0;
+  uint32_t output_operand_aliases_begin = 0, output_operand_alias_count = 0;
+  uint32_t dimensions_begin = 0, dimension_count = 0;
+
+  int64_t parameter_number = -1;  // parameter(N)
+  int64_t tuple_index = -1;       // get-tuple-element index=N
+  FusionKind fusion_kind = FusionKind::kNone;
+  absl::string_view custom_call_target;  // unquoted
+  // constant(...) payload, verbatim ("0", "{...}", "{1, 2}").
+  absl::string_view literal;
+  uint32_t metadata = 0;  // index into Module::metadata; 0 means none
+  // Where the instruction starts in the input: a byte offset for text, the
+  // instruction's position for protos. Used to locate diagnostics.
+  uint64_t source_offset = 0;
+};
+
+struct Computation {
+  absl::string_view name;
+  // Instructions are contiguous: [first_instruction, first + count), in text
+  // order, which for a scheduled module is the schedule.
+  InstrId first_instruction = 0;
+  uint32_t instruction_count = 0;
+  InstrId root = kNoId;
+  bool is_entry = false;
+  bool is_fusion = false;  // called by a fusion (set by Finalize)
+  absl::string_view execution_thread;  // empty for the main thread
+  uint64_t source_offset = 0;
+};
+
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
+
+  // --- header ---------------------------------------------------------------
+  absl::string_view name;
+  CompId entry = kNoId;
+  bool is_scheduled = false;
+  absl::string_view entry_computation_layout;  // verbatim "{(...)->...}"
+  std::vector<InputOutputAlias> input_output_aliases;
+  std::vector<BufferDonor> buffer_donors;
+  StackFrameIndex stack_frames;
+  // Every header attribute verbatim, in order (frontend_attributes, ...).
+  std::vector<Attribute> header_attributes;
+
+  // --- body -----------------------------------------------------------------
+  ShapeTable shapes;
+  std::vector<Computation> computations;  // text order (callees first)
+  std::vector<Instruction> instructions;
+
+  // Pools addressed by the ranges in Instruction.
+  std::vector<InstrId> operand_pool;
+  std::vector<Callee> callee_pool;
+  std::vector<InstrId> control_predecessor_pool;
+  std::vector<Attribute> attribute_pool;
+  std::vector<OutputOperandAlias> output_operand_alias_pool;
+  std::vector<int64_t> dimension_pool;
+  std::vector<OpMetadata> metadata;  // [0] is the empty metadata
+
+  // --- provenance -----------------------------------------------------------
+  std::string path;  // the file it was read from
+  // True when read from HLO text: source_offset values are byte offsets into
+  // source->data(), so diagnostics can quote the line.
+  bool from_text = false;
+  std::shared_ptr<const FileContents> source;  // keeps the views valid
+
+  // Copies `text` into storage owned by the module and returns a view of it.
+  absl::string_view Own(std::string text);
+
+  // --- accessors ------------------------------------------------------------
+  const Instruction& instr(InstrId id) const { return instructions[id]; }
+  const Computation& comp(CompId id) const { return computations[id]; }
+  const Shape& shape_of(InstrId id) const { return shapes.get(instructions[id].shape); }
+
+  absl::Span<const InstrId> operands(InstrId id) const;
+  absl::Span<const Callee> callees(InstrId id) const;
+  absl::Span<const InstrId> control_predecessors(InstrId id) const;
+  absl::Span<const Attribute> attributes(InstrId id) const;
+  absl::Span<const OutputOperandAlias> output_operand_aliases(InstrId id) const;
+  absl::Span<const int64_t> dimensions(InstrId id) const;
+  const OpMetadata& metadata_of(InstrId id) const {
+    return metadata[instructions[id].metadata];
+  }
+  // The raw value of attribute `key`, if present.
+  std::optional<absl::string_view> attribute(InstrId id, absl::string_view key) const;
+  // The first callee with `role`, or kNoId.
+  CompId callee(InstrId id, CallRole role) const;
+
+  // Instruction ids of a computation, in text (= schedule) order.
+  struct InstrRange {
+    InstrId begin_id, end_id;
+    struct Iterator {
+      InstrId id;
+      InstrId operator*() const { return id; }
+      Iterator& operator++() { ++id; return *this; }
+      bool operator!=(const Iterator& o) const { return id != o.id; }
+    };
+    Iterator begin() const { return {begin_id}; }
+    Iterator end() const { return {end_id}; }
+    uint32_t size() const { return end_id - begin_id; }
+  };
+  InstrRange instructions_of(CompId id) const {
+    const Computation& c = computations[id];
+    return {c.first_instruction, c.first_instruction + c.instruction_count};
+  }
+
+  // --- derived (valid after Finalize) ---------------------------------------
+  // Users of each instruction (each user once, in id order).
+  absl::Span<const InstrId> users(InstrId id) const;
+  // Instructions that call computation `id`.
+  absl::Span<const InstrId> callers(CompId id) const;
+  // Parameters of a computation indexed by parameter number (kNoId holes).
+  absl::Span<const InstrId> parameters(CompId id) const;
+
+  // Where the instruction came from in the user's program: the metadata's
+  // source_file/source_line, or its stack frame resolved through the
+  // StackFrames tables.
+  SourceLocation SourceOf(InstrId id) const;
+
+  // Looks up a computation by name (linear; for tests and tools).
+  CompId FindComputation(absl::string_view name) const;
+  // Looks up an instruction by name (linear; for tests and tools).
+  InstrId FindInstruction(absl::string_view name) const;
+
+  // An error about one instruction: "path:line:col: error: ..." with the
+  // line quoted for text input, "path: error: instruction 'x': ..." otherwise.
+  absl::Status InstructionError(InstrId id, absl::string_view message) const;
+  absl::Status ComputationError(CompId id, absl::string_view message) const;
+
+  // Builds the derived tables (users, callers, parameters, fusion flags).
+  // The readers call it after building the module.
+  void Finalize();
+
+ private:
+  std::deque<std::string> owned_strings_;
+  std::vector<uint32_t> user_offsets_;  // CSR over user_pool_
+  std::vector<InstrId> user_pool_;
+  std::vector<uint32_t> caller_offsets_;
+  std::vector<InstrId> caller_pool_;
+  std::vector<uint32_t> parameter_offsets_;
+  std::vector<InstrId> parameter_pool_;
+};
+
+}  // namespace hlomem::hlo
+
+#endif  // HLOMEM_LIB_HLO_MODULE_H_

@@ -1,0 +1,1085 @@
+#include "lib/hlo/text_parser.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/diagnostic.h"
+
+namespace hlomem::hlo {
+namespace {
+
+bool IsNameStart(char c) {
+  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool IsNameChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+         c == '.' || c == '-';
+}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A reference by name that is resolved once its scope has been parsed.
+struct PendingName {
+  uint32_t slot;  // index into the pool being filled
+  absl::string_view name;
+  const char* where;
+};
+struct PendingCallee {
+  uint32_t slot;  // index into Module::callee_pool
+  absl::string_view name;
+  const char* where;
+};
+
+// Recursive-descent parser over the raw bytes. Every Parse* function returns
+// false after recording the first error; the public entry point turns that
+// into a Status.
+class TextParser {
+ public:
+  TextParser(std::shared_ptr<const FileContents> file, const ParseOptions& options)
+      : file_(std::move(file)),
+        options_(options),
+        begin_(file_->data().data()),
+        p_(begin_),
+        end_(begin_ + file_->data().size()) {}
+
+  absl::StatusOr<std::vector<Module>> Run() {
+    std::vector<Module> modules;
+    SkipSpace();
+    if (p_ == end_) {
+      return ErrorAt(file_->path(), file_->data(), 0,
+                     "expected an HLO module, found an empty file");
+    }
+    while (true) {
+      SkipSpace();
+      if (p_ == end_) break;
+      Module module;
+      if (!ParseModule(&module)) return error_;
+      modules.push_back(std::move(module));
+    }
+    return modules;
+  }
+
+ private:
+  // ---- errors ----------------------------------------------------------------
+  bool Error(const char* at, absl::string_view message) {
+    if (error_.ok()) {
+      error_ = ErrorAt(file_->path(), file_->data(),
+                       static_cast<size_t>(at - begin_), message);
+    }
+    return false;
+  }
+  // Describes what the cursor is looking at, for "expected X, found Y".
+  std::string Found() {
+    if (p_ == end_) return "end of file";
+    const char* q = p_;
+    if (IsNameStart(*q) || *q == '%') {
+      ++q;
+      while (q < end_ && IsNameChar(*q) && q - p_ < 40) ++q;
+      return absl::StrCat("'", absl::string_view(p_, static_cast<size_t>(q - p_)), "'");
+    }
+    if (*q == '\n') return "end of line";
+    return absl::StrCat("'", absl::string_view(q, 1), "'");
+  }
+  bool Expected(absl::string_view what) {
+    return Error(p_, absl::StrCat("expected ", what, ", found ", Found()));
+  }
+
+  // ---- lexical helpers -------------------------------------------------------
+  // Skips whitespace, "// ..." line comments and "/* ... */" block comments.
+  void SkipSpace() {
+    while (p_ < end_) {
+      const char c = *p_;
+      if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        ++p_;
+      } else if (c == '/' && p_ + 1 < end_ && p_[1] == '/') {
+        const void* nl = std::memchr(p_, '\n', static_cast<size_t>(end_ - p_));
+        p_ = nl ? static_cast<const char*>(nl) + 1 : end_;
+      } else if (c == '/' && p_ + 1 < end_ && p_[1] == '*') {
+        const char* q = p_ + 2;
+        while (q + 1 < end_ && !(q[0] == '*' && q[1] == '/')) ++q;
+        p_ = q + 1 < end_ ? q + 2 : end_;
+      } else {
+        break;
+      }
+    }
+  }
+  bool Peek(char c) {
+    SkipSpace();
+    return p_ < end_ && *p_ == c;
+  }
+  bool Consume(char c) {
+    if (!Peek(c)) return false;
+    ++p_;
+    return true;
+  }
+  bool Expect(char c) {
+    if (Consume(c)) return true;
+    return Expected(absl::StrCat("'", absl::string_view(&c, 1), "'"));
+  }
+  // True if the next token is the identifier `word` (not a prefix of a name).
+  bool PeekKeyword(absl::string_view word) {
+    SkipSpace();
+    const size_t n = word.size();
+    return static_cast<size_t>(end_ - p_) >= n &&
+           absl::string_view(p_, n) == word &&
+           (p_ + n == end_ || !IsNameChar(p_[n]));
+  }
+  bool ConsumeKeyword(absl::string_view word) {
+    if (!PeekKeyword(word)) return false;
+    p_ += word.size();
+    return true;
+  }
+
+  // name ::= '%'? [A-Za-z_][A-Za-z0-9_.-]*
+  bool LexName(absl::string_view* out, absl::string_view what = "a name") {
+    SkipSpace();
+    const char* q = p_;
+    if (q < end_ && *q == '%') ++q;
+    if (q == end_ || !IsNameStart(*q)) return Expected(what);
+    const char* start = q;
+    while (q < end_ && IsNameChar(*q)) ++q;
+    *out = absl::string_view(start, static_cast<size_t>(q - start));
+    p_ = q;
+    return true;
+  }
+
+  // int ::= '-'? [0-9]+  (overflow-checked)
+  bool LexInt(int64_t* out, absl::string_view what = "an integer") {
+    SkipSpace();
+    const char* q = p_;
+    bool negative = false;
+    if (q < end_ && *q == '-') {
+      negative = true;
+      ++q;
+    }
+    if (q == end_ || !IsDigit(*q)) return Expected(what);
+    uint64_t value = 0;
+    const char* digits = q;
+    while (q < end_ && IsDigit(*q)) {
+      const uint64_t digit = static_cast<uint64_t>(*q - '0');
+      if (value > (uint64_t{1} << 63) / 10 ||
+          value * 10 + digit > (uint64_t{1} << 63) - (negative ? 0 : 1)) {
+        return Error(digits, "integer is too large");
+      }
+      value = value * 10 + digit;
+      ++q;
+    }
+    *out = negative ? static_cast<int64_t>(0 - value) : static_cast<int64_t>(value);
+    p_ = q;
+    return true;
+  }
+
+  // string ::= '"' ([^"\\] | '\\' .)* '"'   -- returns the contents, escapes kept.
+  bool LexString(absl::string_view* out) {
+    SkipSpace();
+    if (p_ == end_ || *p_ != '"') return Expected("a string");
+    const char* start = p_;
+    const char* q = p_ + 1;
+    while (q < end_ && *q != '"') {
+      if (*q == '\\' && q + 1 < end_) ++q;
+      ++q;
+    }
+    if (q == end_) return Error(start, "unterminated string");
+    *out = absl::string_view(start + 1, static_cast<size_t>(q - start - 1));
+    p_ = q + 1;
+    return true;
+  }
+
+  // Skips a balanced run starting at an opening bracket, honouring strings.
+  // Used for literals and verbatim attribute values.
+  bool SkipBalanced() {
+    const char* start = p_;
+    int depth = 0;
+    while (p_ < end_) {
+      const char c = *p_;
+      if (c == '"') {
+        absl::string_view ignored;
+        if (!LexString(&ignored)) return false;
+        continue;
+      }
+      if (c == '(' || c == '{' || c == '[') {
+        if (++depth > options_.max_nesting_depth) {
+          return Error(p_, absl::StrCat("nesting deeper than ",
+                                        options_.max_nesting_depth, " levels"));
+        }
+      } else if (c == ')' || c == '}' || c == ']') {
+        if (--depth == 0) {
+          ++p_;
+          return true;
+        }
+      }
+      ++p_;
+    }
+    return Error(start, absl::StrCat("unbalanced '", absl::string_view(start, 1), "'"));
+  }
+
+  // attribute value ::= a balanced blob ({...}, (...), [...], "...") or a bare
+  // token, ending at ',' or whitespace at depth 0 or an unmatched closer.
+  bool LexAttributeValue(absl::string_view* out) {
+    SkipSpace();
+    const char* start = p_;
+    int depth = 0;
+    while (p_ < end_) {
+      const char c = *p_;
+      if (c == '"') {
+        absl::string_view ignored;
+        if (!LexString(&ignored)) return false;
+        continue;
+      }
+      if (c == '(' || c == '{' || c == '[') {
+        if (++depth > options_.max_nesting_depth) {
+          return Error(p_, absl::StrCat("nesting deeper than ",
+                                        options_.max_nesting_depth, " levels"));
+        }
+      } else if (c == ')' || c == '}' || c == ']') {
+        if (depth == 0) break;
+        --depth;
+      } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' ||
+                                c == '\t' || c == '\r')) {
+        break;
+      }
+      ++p_;
+    }
+    if (depth != 0) return Error(start, "unbalanced brackets in attribute value");
+    if (p_ == start) return Expected("an attribute value");
+    *out = absl::string_view(start, static_cast<size_t>(p_ - start));
+    return true;
+  }
+
+  // ---- shapes ----------------------------------------------------------------
+  // Finds the end of the shape starting at p_ without interpreting it, so
+  // the text can be looked up in the cache of shapes already parsed.
+  bool ScanShapeExtent() {
+    SkipSpace();
+    if (p_ < end_ && *p_ == '(') return SkipBalanced();
+    const char* q = p_;
+    while (q < end_ && absl::ascii_isalnum(static_cast<unsigned char>(*q))) ++q;
+    if (q == p_ || q == end_ || *q != '[') return Expected("a shape");
+    const char* close = static_cast<const char*>(
+        std::memchr(q, ']', static_cast<size_t>(end_ - q)));
+    if (close == nullptr) return Error(q, "unbalanced '['");
+    p_ = close + 1;
+    if (p_ < end_ && *p_ == '{') return SkipBalanced();
+    return true;
+  }
+
+  bool ParseShape(ShapeId* out, int depth = 0) {
+    SkipSpace();
+    const char* start = p_;
+    if (!ScanShapeExtent()) return false;
+    const absl::string_view text(start, static_cast<size_t>(p_ - start));
+    auto cached = shape_cache_.find(text);
+    if (cached != shape_cache_.end()) {
+      *out = cached->second;
+      return true;
+    }
+    p_ = start;
+    Shape shape;
+    if (!ParseShapeUncached(&shape, depth)) return false;
+    absl::StatusOr<ShapeId> id = module_->shapes.Intern(std::move(shape));
+    if (!id.ok()) return Error(start, absl::StrCat("invalid shape: ", id.status().message()));
+    shape_cache_.emplace(text, *id);
+    *out = *id;
+    return true;
+  }
+
+  // shape ::= '(' (shape (',' shape)*)? ')' | type '[' dims ']' layout?
+  bool ParseShapeUncached(Shape* shape, int depth) {
+    if (depth > options_.max_nesting_depth) {
+      return Error(p_, absl::StrCat("tuple shapes nested deeper than ",
+                                    options_.max_nesting_depth, " levels"));
+    }
+    if (Consume('(')) {
+      shape->type = PrimitiveType::kTuple;
+      if (Consume(')')) return true;
+      do {
+        ShapeId element;
+        if (!ParseShape(&element, depth + 1)) return false;
+        shape->tuple_elements.push_back(element);
+      } while (Consume(','));
+      return Expect(')');
+    }
+    SkipSpace();
+    const char* type_start = p_;
+    while (p_ < end_ && absl::ascii_isalnum(static_cast<unsigned char>(*p_))) ++p_;
+    const absl::string_view type_name(type_start, static_cast<size_t>(p_ - type_start));
+    std::optional<PrimitiveType> type = PrimitiveTypeFromName(type_name);
+    if (!type) {
+      return Error(type_start, absl::StrCat("unknown element type '", type_name, "'"));
+    }
+    shape->type = *type;
+    if (!Expect('[')) return false;
+    if (!Consume(']')) {
+      do {
+        SkipSpace();
+        bool dynamic = false;
+        int64_t dim = 0;
+        if (p_ < end_ && *p_ == '?') {
+          ++p_;
+          dynamic = true;
+          dim = kUnboundedDimension;
+        } else {
+          if (p_ + 1 < end_ && p_[0] == '<' && p_[1] == '=') {
+            p_ += 2;
+            dynamic = true;
+          }
+          const char* dim_start = p_;
+          if (!LexInt(&dim, "a dimension size")) return false;
+          if (dim < 0) {
+            return Error(dim_start, absl::StrCat("negative dimension size ", dim));
+          }
+        }
+        shape->dims.push_back(dim);
+        if (dynamic) {
+          shape->dynamic_dims.resize(shape->dims.size(), false);
+          shape->dynamic_dims.back() = true;
+        }
+      } while (Consume(','));
+      if (!Expect(']')) return false;
+    }
+    if (!shape->dynamic_dims.empty()) shape->dynamic_dims.resize(shape->dims.size(), false);
+    // A layout follows the ']' directly; a '{' after a space is the body of
+    // a computation whose program shape ends with this shape.
+    if (p_ < end_ && *p_ == '{') {
+      ++p_;
+      Layout layout;
+      if (!ParseLayoutBody(&layout)) return false;
+      shape->layout = std::move(layout);
+    }
+    return true;
+  }
+
+  // layout ::= '{' (int (',' int)*)? (':' extra*)? '}'
+  bool ParseLayoutBody(Layout* layout) {
+    if (!Peek(':') && !Peek('}')) {
+      do {
+        int64_t d;
+        if (!LexInt(&d, "a layout dimension")) return false;
+        layout->minor_to_major.push_back(d);
+      } while (Consume(','));
+    }
+    if (Consume(':')) {
+      while (!Peek('}')) {
+        if (p_ == end_) return Expected("'}'");
+        const char* at = p_;
+        const char c = *p_;
+        if (c == 'T' && p_ + 1 < end_ && p_[1] == '(') {
+          ++p_;
+          while (p_ < end_ && *p_ == '(') {
+            ++p_;
+            std::vector<int64_t> tile;
+            if (!Peek(')')) {
+              do {
+                if (Consume('*')) {
+                  tile.push_back(-1);
+                } else {
+                  int64_t t;
+                  if (!LexInt(&t, "a tile dimension")) return false;
+                  tile.push_back(t);
+                }
+              } while (Consume(','));
+            }
+            if (!Expect(')')) return false;
+            layout->tiles.push_back(std::move(tile));
+          }
+        } else if ((c == 'L' || c == 'E' || c == 'S' || c == 'M') &&
+                   p_ + 1 < end_ && p_[1] == '(') {
+          p_ += 2;
+          int64_t value;
+          if (!LexInt(&value) || !Expect(')')) return false;
+          if (c == 'L') layout->tail_padding_alignment = value;
+          if (c == 'E') layout->element_size_bits = value;
+          if (c == 'S') layout->memory_space = value;
+          if (c == 'M') layout->dynamic_metadata_prefix = value;
+        } else if (c == 'D' || c == '#' || c == '*' || c == 'P' || c == 'S') {
+          // D(...) #(...) *(...) P(...) SC(...): kept verbatim.
+          while (p_ < end_ && *p_ != '(' && *p_ != '}') ++p_;
+          if (p_ == end_ || *p_ != '(') return Error(at, "malformed layout");
+          if (!SkipBalanced()) return false;
+          layout->other.append(at, static_cast<size_t>(p_ - at));
+        } else {
+          return Error(at, "unexpected character in layout");
+        }
+      }
+    }
+    return Expect('}');
+  }
+
+  // shape_index ::= '{' (int (',' int)*)? '}'
+  bool ParseShapeIndex(ShapeIndex* index) {
+    if (!Expect('{')) return false;
+    if (Consume('}')) return true;
+    do {
+      int64_t i;
+      if (!LexInt(&i, "a shape index")) return false;
+      index->push_back(i);
+    } while (Consume(','));
+    return Expect('}');
+  }
+
+  // ---- module ----------------------------------------------------------------
+  // module ::= ('HloModule' name (',' attribute)*)? stack_frames? computation*
+  bool ParseModule(Module* module) {
+    module_ = module;
+    module->source = file_;
+    module->path = file_->path();
+    module->from_text = true;
+    module->metadata.emplace_back();  // index 0: no metadata
+    shape_cache_.clear();
+    computation_ids_.clear();
+    pending_callees_.clear();
+
+    SkipSpace();
+    const char* module_start = p_;
+    if (ConsumeKeyword("HloModule")) {
+      if (!LexName(&module->name, "a module name")) return false;
+      while (Consume(',')) {
+        if (!ParseHeaderAttribute()) return false;
+      }
+    }
+    if (!ParseStackFrameSections()) return false;
+
+    while (true) {
+      SkipSpace();
+      if (p_ == end_ || PeekKeyword("HloModule")) break;
+      if (!ParseComputation()) return false;
+    }
+    if (module->computations.empty()) {
+      return Error(module_start, "module has no computations");
+    }
+
+    // Calls may name computations defined later in the file.
+    for (const PendingCallee& pending : pending_callees_) {
+      auto it = computation_ids_.find(pending.name);
+      if (it == computation_ids_.end()) {
+        return Error(pending.where, absl::StrCat("computation '", pending.name,
+                                                 "' is not defined"));
+      }
+      module->callee_pool[pending.slot].computation = it->second;
+    }
+
+    if (module->entry == kNoId) {
+      module->entry = static_cast<CompId>(module->computations.size() - 1);
+      module->computations.back().is_entry = true;
+    }
+    module->Finalize();
+    return true;
+  }
+
+  // header attribute ::= name '=' value
+  bool ParseHeaderAttribute() {
+    absl::string_view key, value;
+    if (!LexName(&key, "a module attribute")) return false;
+    if (!Expect('=')) return false;
+    SkipSpace();
+    const char* value_start = p_;
+    if (!LexAttributeValue(&value)) return false;
+    module_->header_attributes.push_back({key, value});
+    if (key == "is_scheduled") {
+      module_->is_scheduled = value == "true";
+    } else if (key == "entry_computation_layout") {
+      module_->entry_computation_layout = value;
+    } else if (key == "input_output_alias") {
+      return ParseSubvalue(value_start, value, [&] { return ParseInputOutputAlias(); });
+    } else if (key == "buffer_donor") {
+      return ParseSubvalue(value_start, value, [&] { return ParseBufferDonors(); });
+    }
+    return true;
+  }
+
+  // Re-reads an attribute value already scanned, with a dedicated grammar.
+  template <typename Fn>
+  bool ParseSubvalue(const char* start, absl::string_view value, Fn&& parse) {
+    const char* saved_p = p_;
+    const char* saved_end = end_;
+    p_ = start;
+    end_ = start + value.size();
+    bool ok = parse();
+    if (ok) {
+      SkipSpace();
+      if (p_ != end_) ok = Error(p_, "unexpected text after attribute value");
+    }
+    p_ = saved_p;
+    end_ = saved_end;
+    return ok;
+  }
+
+  // '{' ( shape_index ':' '(' int ',' shape_index (',' kind)? ')' ','? )* '}'
+  bool ParseInputOutputAlias() {
+    if (!Expect('{')) return false;
+    while (!Consume('}')) {
+      InputOutputAlias alias;
+      if (!ParseShapeIndex(&alias.output_index) || !Expect(':') || !Expect('(') ||
+          !LexInt(&alias.parameter, "a parameter number") || !Expect(',') ||
+          !ParseShapeIndex(&alias.parameter_index)) {
+        return false;
+      }
+      if (Consume(',')) {
+        absl::string_view kind;
+        if (!LexName(&kind, "may-alias or must-alias")) return false;
+        if (kind == "may-alias") {
+          alias.kind = AliasKind::kMayAlias;
+        } else if (kind == "must-alias") {
+          alias.kind = AliasKind::kMustAlias;
+        } else {
+          return Error(kind.data(), absl::StrCat("unknown alias kind '", kind, "'"));
+        }
+      }
+      if (!Expect(')')) return false;
+      module_->input_output_aliases.push_back(std::move(alias));
+      Consume(',');
+    }
+    return true;
+  }
+
+  // '{' ( '(' int ',' shape_index ')' ','? )* '}'
+  bool ParseBufferDonors() {
+    if (!Expect('{')) return false;
+    while (!Consume('}')) {
+      BufferDonor donor;
+      if (!Expect('(') || !LexInt(&donor.parameter, "a parameter number") ||
+          !Expect(',') || !ParseShapeIndex(&donor.parameter_index) || !Expect(')')) {
+        return false;
+      }
+      module_->buffer_donors.push_back(std::move(donor));
+      Consume(',');
+    }
+    return true;
+  }
+
+  // FileNames / FunctionNames / FileLocations / StackFrames sections:
+  //   section ::= keyword (id entry)*     with ids 1, 2, 3, ... in order
+  bool ParseStackFrameSections() {
+    StackFrameIndex& index = module_->stack_frames;
+    while (true) {
+      if (ConsumeKeyword("FileNames")) {
+        if (!ParseStringTable(&index.file_names)) return false;
+      } else if (ConsumeKeyword("FunctionNames")) {
+        if (!ParseStringTable(&index.function_names)) return false;
+      } else if (ConsumeKeyword("FileLocations")) {
+        int64_t expected = 1;
+        while (PeekDigit()) {
+          if (!ExpectId(expected++) || !Expect('{')) return false;
+          StackFrameIndex::FileLocation loc;
+          while (!Consume('}')) {
+            absl::string_view key;
+            int64_t value;
+            if (!LexName(&key, "a file location field") || !Expect('=') || !LexInt(&value)) {
+              return false;
+            }
+            if (key == "file_name_id") loc.file_name_id = value;
+            else if (key == "function_name_id") loc.function_name_id = value;
+            else if (key == "line") loc.line = value;
+            else if (key == "end_line") loc.end_line = value;
+            else if (key == "column") loc.column = value;
+            else if (key == "end_column") loc.end_column = value;
+            Consume(',');
+          }
+          index.file_locations.push_back(loc);
+        }
+      } else if (ConsumeKeyword("StackFrames")) {
+        int64_t expected = 1;
+        while (PeekDigit()) {
+          if (!ExpectId(expected++) || !Expect('{')) return false;
+          StackFrameIndex::Frame frame;
+          while (!Consume('}')) {
+            absl::string_view key;
+            int64_t value;
+            if (!LexName(&key, "a stack frame field") || !Expect('=') || !LexInt(&value)) {
+              return false;
+            }
+            if (key == "file_location_id") frame.file_location_id = value;
+            else if (key == "parent_frame_id") frame.parent_frame_id = value;
+            Consume(',');
+          }
+          index.frames.push_back(frame);
+        }
+      } else {
+        return true;
+      }
+    }
+  }
+  bool PeekDigit() {
+    SkipSpace();
+    return p_ < end_ && IsDigit(*p_);
+  }
+  bool ExpectId(int64_t expected) {
+    const char* at = p_;
+    int64_t id;
+    if (!LexInt(&id)) return false;
+    if (id != expected) {
+      return Error(at, absl::StrCat("expected entry ", expected, ", found ", id));
+    }
+    return true;
+  }
+  bool ParseStringTable(std::vector<absl::string_view>* table) {
+    int64_t expected = 1;
+    while (PeekDigit()) {
+      absl::string_view s;
+      if (!ExpectId(expected++) || !LexString(&s)) return false;
+      table->push_back(s);
+    }
+    return true;
+  }
+
+  // ---- computations ----------------------------------------------------------
+  // computation ::= 'ENTRY'? name program_shape? '{' instruction* '}'
+  //                 (',' 'execution_thread' '=' string)?
+  bool ParseComputation() {
+    SkipSpace();
+    const char* start = p_;
+    const bool is_entry = ConsumeKeyword("ENTRY");
+    Computation comp;
+    if (!LexName(&comp.name, "a computation name")) return false;
+    comp.is_entry = is_entry;
+    comp.source_offset = static_cast<uint64_t>(start - begin_);
+
+    if (Peek('(')) {  // program shape: (p: shape, ...) -> shape
+      if (!SkipBalanced()) return false;
+      SkipSpace();
+      if (!(p_ + 1 < end_ && p_[0] == '-' && p_[1] == '>')) {
+        return Expected("'->' after the computation's parameters");
+      }
+      p_ += 2;
+      ShapeId ignored;
+      if (!ParseShape(&ignored)) return false;
+    }
+    if (!Expect('{')) return false;
+
+    const CompId id = static_cast<CompId>(module_->computations.size());
+    if (!computation_ids_.emplace(comp.name, id).second) {
+      return Error(start, absl::StrCat("computation '", comp.name, "' is already defined"));
+    }
+    if (is_entry) {
+      if (module_->entry != kNoId) {
+        return Error(start, "module has more than one ENTRY computation");
+      }
+      module_->entry = id;
+    }
+    comp.first_instruction = static_cast<InstrId>(module_->instructions.size());
+    module_->computations.push_back(comp);
+    instruction_ids_.clear();
+    pending_operands_.clear();
+    pending_predecessors_.clear();
+
+    InstrId root = kNoId;
+    const char* root_where = nullptr;
+    while (!Consume('}')) {
+      if (p_ == end_) return Error(start, "computation is missing its closing '}'");
+      const char* instr_start = p_;
+      const bool is_root = ConsumeKeyword("ROOT");
+      if (!ParseInstruction(id, instr_start)) return false;
+      if (is_root) {
+        if (root != kNoId) {
+          return Error(instr_start, absl::StrCat("computation '", comp.name,
+                                                 "' has more than one ROOT"));
+        }
+        root = static_cast<InstrId>(module_->instructions.size() - 1);
+        root_where = instr_start;
+      }
+    }
+    (void)root_where;
+    Computation& stored = module_->computations[id];
+    stored.instruction_count =
+        static_cast<uint32_t>(module_->instructions.size()) - stored.first_instruction;
+    if (stored.instruction_count == 0) {
+      return Error(start, absl::StrCat("computation '", comp.name, "' has no instructions"));
+    }
+    // Without ROOT (accepted by XLA's parser), the last instruction is the root.
+    stored.root = root != kNoId ? root : static_cast<InstrId>(module_->instructions.size() - 1);
+    module_->instructions[stored.root].is_root = true;
+
+    // Operands and control predecessors may refer forward within the body.
+    for (const PendingName& pending : pending_operands_) {
+      auto it = instruction_ids_.find(pending.name);
+      if (it == instruction_ids_.end()) {
+        return Error(pending.where, absl::StrCat("use of undefined instruction '",
+                                                 pending.name, "'"));
+      }
+      module_->operand_pool[pending.slot] = it->second;
+    }
+    for (const PendingName& pending : pending_predecessors_) {
+      auto it = instruction_ids_.find(pending.name);
+      if (it == instruction_ids_.end()) {
+        return Error(pending.where, absl::StrCat("control predecessor '", pending.name,
+                                                 "' is not defined"));
+      }
+      module_->control_predecessor_pool[pending.slot] = it->second;
+    }
+
+    if (Consume(',')) {
+      absl::string_view key, value;
+      if (!LexName(&key, "a computation attribute") || !Expect('=')) return false;
+      if (key != "execution_thread") {
+        return Error(key.data(), absl::StrCat("unknown computation attribute '", key, "'"));
+      }
+      if (!LexString(&value)) return false;
+      stored.execution_thread = value;
+    }
+    return true;
+  }
+
+  // instruction ::= name '=' shape opcode '(' operands ')' (',' attribute)*
+  bool ParseInstruction(CompId comp, const char* line_start) {
+    SkipSpace();
+    const char* start = p_;
+    Instruction instr;
+    instr.parent = comp;
+    instr.source_offset = static_cast<uint64_t>(line_start - begin_);
+    if (!LexName(&instr.name, "an instruction name")) return false;
+    if (!Expect('=')) return false;
+    if (!ParseShape(&instr.shape)) return false;
+
+    SkipSpace();
+    const char* opcode_start = p_;
+    absl::string_view opcode_text;
+    if (!LexName(&opcode_text, "an opcode")) return false;
+    instr.opcode_text = opcode_text;
+    if (std::optional<Opcode> op = OpcodeFromName(opcode_text)) {
+      instr.opcode = *op;
+    } else {
+      instr.opcode = AsyncSugarOpcode(opcode_text);
+      if (instr.opcode == Opcode::kUnknown) {
+        return Error(opcode_start, absl::StrCat("unknown opcode '", opcode_text, "'"));
+      }
+    }
+
+    const InstrId id = static_cast<InstrId>(module_->instructions.size());
+    if (!instruction_ids_.emplace(instr.name, id).second) {
+      return Error(start, absl::StrCat("instruction '", instr.name,
+                                       "' is already defined in this computation"));
+    }
+
+    if (!Expect('(')) return false;
+    instr.operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
+    if (instr.opcode == Opcode::kParameter) {
+      if (!LexInt(&instr.parameter_number, "a parameter number")) return false;
+      if (instr.parameter_number < 0) {
+        return Error(start, "parameter number must not be negative");
+      }
+      if (!Expect(')')) return false;
+    } else if (instr.opcode == Opcode::kConstant) {
+      SkipSpace();
+      const char* literal_start = p_;
+      int depth = 1;
+      while (p_ < end_) {
+        if (*p_ == '"') {
+          absl::string_view ignored;
+          if (!LexString(&ignored)) return false;
+          continue;
+        }
+        if (*p_ == '(') ++depth;
+        if (*p_ == ')' && --depth == 0) break;
+        ++p_;
+      }
+      if (p_ == end_) return Error(literal_start - 1, "unbalanced '(' in constant");
+      instr.literal = absl::string_view(literal_start, static_cast<size_t>(p_ - literal_start));
+      while (!instr.literal.empty() &&
+             absl::ascii_isspace(static_cast<unsigned char>(instr.literal.back()))) {
+        instr.literal.remove_suffix(1);
+      }
+      ++p_;
+    } else if (!Consume(')')) {
+      do {
+        if (!ParseOperand()) return false;
+      } while (Consume(','));
+      if (!Expect(')')) return false;
+    }
+    instr.operand_count =
+        static_cast<uint32_t>(module_->operand_pool.size()) - instr.operands_begin;
+
+    instr.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
+    instr.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
+    instr.control_predecessors_begin =
+        static_cast<uint32_t>(module_->control_predecessor_pool.size());
+    instr.output_operand_aliases_begin =
+        static_cast<uint32_t>(module_->output_operand_alias_pool.size());
+    instr.dimensions_begin = static_cast<uint32_t>(module_->dimension_pool.size());
+    while (Consume(',')) {
+      if (!ParseAttribute(&instr)) return false;
+    }
+    instr.attribute_count =
+        static_cast<uint32_t>(module_->attribute_pool.size()) - instr.attributes_begin;
+    instr.callee_count =
+        static_cast<uint32_t>(module_->callee_pool.size()) - instr.callees_begin;
+    instr.control_predecessor_count =
+        static_cast<uint32_t>(module_->control_predecessor_pool.size()) -
+        instr.control_predecessors_begin;
+    instr.output_operand_alias_count =
+        static_cast<uint32_t>(module_->output_operand_alias_pool.size()) -
+        instr.output_operand_aliases_begin;
+    instr.dimension_count =
+        static_cast<uint32_t>(module_->dimension_pool.size()) - instr.dimensions_begin;
+    module_->instructions.push_back(instr);
+    return true;
+  }
+
+  // "custom-call-start" and friends: async syntax sugar around an op.
+  static Opcode AsyncSugarOpcode(absl::string_view text) {
+    struct Suffix {
+      absl::string_view suffix;
+      Opcode opcode;
+    };
+    static constexpr Suffix kSuffixes[] = {{"-start", Opcode::kAsyncStart},
+                                           {"-update", Opcode::kAsyncUpdate},
+                                           {"-done", Opcode::kAsyncDone}};
+    for (const Suffix& s : kSuffixes) {
+      if (text.size() > s.suffix.size() &&
+          text.substr(text.size() - s.suffix.size()) == s.suffix &&
+          OpcodeFromName(text.substr(0, text.size() - s.suffix.size()))) {
+        return s.opcode;
+      }
+    }
+    return Opcode::kUnknown;
+  }
+
+  // operand ::= shape? name       (old printers put the shape first)
+  bool ParseOperand() {
+    SkipSpace();
+    if (p_ + 2 < end_ && p_[0] == '.' && p_[1] == '.' && p_[2] == '.') {
+      return Error(p_, "elided operands ('...') cannot be analyzed; "
+                       "dump the module without compact operand printing");
+    }
+    if (LooksLikeShape()) {
+      ShapeId ignored;
+      if (!ParseShape(&ignored)) return false;
+    }
+    SkipSpace();
+    const char* where = p_;
+    absl::string_view name;
+    if (!LexName(&name, "an operand name")) return false;
+    pending_operands_.push_back(
+        {static_cast<uint32_t>(module_->operand_pool.size()), name, where});
+    module_->operand_pool.push_back(kNoId);
+    return true;
+  }
+  // A shape begins with '(' or with a type name directly followed by '['.
+  bool LooksLikeShape() {
+    if (p_ < end_ && *p_ == '(') return true;
+    const char* q = p_;
+    while (q < end_ && absl::ascii_isalnum(static_cast<unsigned char>(*q))) ++q;
+    return q < end_ && q != p_ && *q == '[';
+  }
+
+  // attribute ::= name '=' value
+  bool ParseAttribute(Instruction* instr) {
+    absl::string_view key, value;
+    if (!LexName(&key, "an attribute name")) return false;
+    if (!Expect('=')) return false;
+    SkipSpace();
+    const char* value_start = p_;
+    if (!LexAttributeValue(&value)) return false;
+    module_->attribute_pool.push_back({key, value});
+
+    auto computation_list = [&](CallRole role) {
+      return ParseSubvalue(value_start, value, [&] { return ParseCalleeList(role); });
+    };
+    switch (key.size() > 0 ? key[0] : '\0') {
+      case 'b':
+        if (key == "body") return AddCallee(CallRole::kBody, value, value_start);
+        if (key == "branch_computations") return computation_list(CallRole::kBranch);
+        break;
+      case 'c':
+        if (key == "calls") return computation_list(CallRole::kCalls);
+        if (key == "condition") return AddCallee(CallRole::kCondition, value, value_start);
+        if (key == "called_computations") {
+          return computation_list(CallRole::kCalledComputations);
+        }
+        if (key == "custom_call_target") {
+          absl::string_view target = value;
+          if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
+            target = target.substr(1, target.size() - 2);
+          }
+          instr->custom_call_target = target;
+          return true;
+        }
+        if (key == "control-predecessors") {
+          return ParseSubvalue(value_start, value, [&] { return ParsePredecessors(); });
+        }
+        break;
+      case 'd':
+        if (key == "dimensions") {
+          return ParseSubvalue(value_start, value, [&] { return ParseDimensions(); });
+        }
+        break;
+      case 'f':
+        if (key == "false_computation") return AddCallee(CallRole::kBranch, value, value_start);
+        break;
+      case 'i':
+        if (key == "index") {
+          return ParseSubvalue(value_start, value,
+                               [&] { return LexInt(&instr->tuple_index, "a tuple index"); });
+        }
+        break;
+      case 'k':
+        if (key == "kind") {
+          instr->fusion_kind = value == "kLoop"     ? FusionKind::kLoop
+                               : value == "kInput"  ? FusionKind::kInput
+                               : value == "kOutput" ? FusionKind::kOutput
+                               : value == "kCustom" ? FusionKind::kCustom
+                                                    : FusionKind::kOther;
+          return true;
+        }
+        break;
+      case 'm':
+        if (key == "metadata") {
+          return ParseSubvalue(value_start, value, [&] { return ParseMetadata(instr); });
+        }
+        break;
+      case 'o':
+        if (key == "output_to_operand_aliasing") {
+          return ParseSubvalue(value_start, value, [&] { return ParseOutputOperandAliasing(); });
+        }
+        break;
+      case 's':
+        if (key == "select") return AddCallee(CallRole::kSelect, value, value_start);
+        if (key == "scatter") return AddCallee(CallRole::kScatter, value, value_start);
+        break;
+      case 't':
+        if (key == "to_apply") return AddCallee(CallRole::kToApply, value, value_start);
+        if (key == "true_computation") return AddCallee(CallRole::kBranch, value, value_start);
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+
+  bool AddCallee(CallRole role, absl::string_view name, const char* where) {
+    if (!name.empty() && name.front() == '%') name.remove_prefix(1);
+    if (name.empty() || !IsNameStart(name.front())) {
+      return Error(where, "expected a computation name");
+    }
+    pending_callees_.push_back(
+        {static_cast<uint32_t>(module_->callee_pool.size()), name, where});
+    module_->callee_pool.push_back({role, kNoId});
+    return true;
+  }
+
+  // name | '{' (name (',' name)*)? '}'
+  bool ParseCalleeList(CallRole role) {
+    if (!Consume('{')) {
+      SkipSpace();
+      const char* where = p_;
+      absl::string_view name;
+      return LexName(&name, "a computation name") && AddCallee(role, name, where);
+    }
+    if (Consume('}')) return true;
+    do {
+      SkipSpace();
+      const char* where = p_;
+      absl::string_view name;
+      if (!LexName(&name, "a computation name") || !AddCallee(role, name, where)) return false;
+    } while (Consume(','));
+    return Expect('}');
+  }
+
+  bool ParsePredecessors() {
+    if (!Expect('{')) return false;
+    if (Consume('}')) return true;
+    do {
+      SkipSpace();
+      const char* where = p_;
+      absl::string_view name;
+      if (!LexName(&name, "an instruction name")) return false;
+      pending_predecessors_.push_back(
+          {static_cast<uint32_t>(module_->control_predecessor_pool.size()), name, where});
+      module_->control_predecessor_pool.push_back(kNoId);
+    } while (Consume(','));
+    return Expect('}');
+  }
+
+  bool ParseDimensions() {
+    if (!Expect('{')) return false;
+    if (Consume('}')) return true;
+    do {
+      int64_t d;
+      if (!LexInt(&d, "a dimension number")) return false;
+      module_->dimension_pool.push_back(d);
+    } while (Consume(','));
+    return Expect('}');
+  }
+
+  // '{' (shape_index ':' '(' int ',' shape_index ')' ','?)* '}'
+  bool ParseOutputOperandAliasing() {
+    if (!Expect('{')) return false;
+    while (!Consume('}')) {
+      OutputOperandAlias alias;
+      if (!ParseShapeIndex(&alias.output_index) || !Expect(':') || !Expect('(') ||
+          !LexInt(&alias.operand, "an operand number") || !Expect(',') ||
+          !ParseShapeIndex(&alias.operand_index) || !Expect(')')) {
+        return false;
+      }
+      module_->output_operand_alias_pool.push_back(std::move(alias));
+      Consume(',');
+    }
+    return true;
+  }
+
+  // metadata ::= '{' (key '=' (string | int | '{' ... '}'))* '}'
+  bool ParseMetadata(Instruction* instr) {
+    if (!Expect('{')) return false;
+    OpMetadata metadata;
+    while (!Consume('}')) {
+      absl::string_view key;
+      if (!LexName(&key, "a metadata field")) return false;
+      if (!Expect('=')) return false;
+      SkipSpace();
+      if (p_ < end_ && *p_ == '"') {
+        absl::string_view s;
+        if (!LexString(&s)) return false;
+        if (key == "op_type") metadata.op_type = s;
+        else if (key == "op_name") metadata.op_name = s;
+        else if (key == "source_file") metadata.source_file = s;
+      } else if (p_ < end_ && (*p_ == '{' || *p_ == '(' || *p_ == '[')) {
+        if (!SkipBalanced()) return false;
+      } else {
+        absl::string_view token;
+        if (!LexAttributeValue(&token)) return false;
+        int64_t number = 0;
+        const bool numeric = absl::SimpleAtoi(token, &number);
+        if (key == "source_line" && numeric) metadata.source_line = number;
+        else if (key == "stack_frame_id" && numeric) metadata.stack_frame_id = number;
+      }
+      Consume(',');
+    }
+    instr->metadata = static_cast<uint32_t>(module_->metadata.size());
+    module_->metadata.push_back(metadata);
+    return true;
+  }
+
+  std::shared_ptr<const FileContents> file_;
+  ParseOptions options_;
+  const char* begin_;
+  const char* p_;
+  const char* end_;
+  absl::Status error_;
+
+  Module* module_ = nullptr;
+  absl::flat_hash_map<absl::string_view, ShapeId> shape_cache_;
+  absl::flat_hash_map<absl::string_view, CompId> computation_ids_;
+  absl::flat_hash_map<absl::string_view, InstrId> instruction_ids_;
+  std::vector<PendingName> pending_operands_;
+  std::vector<PendingName> pending_predecessors_;
+  std::vector<PendingCallee> pending_callees_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Module>> ParseHloText(
+    std::shared_ptr<const FileContents> file, const ParseOptions& options) {
+  TextParser parser(std::move(file), options);
+  return parser.Run();
+}
+
+absl::StatusOr<std::vector<Module>> ParseHloString(absl::string_view text,
+                                                   absl::string_view path,
+                                                   const ParseOptions& options) {
+  return ParseHloText(FileContents::FromString(std::string(path), std::string(text)),
+                      options);
+}
+
+}  // namespace hlomem::hlo

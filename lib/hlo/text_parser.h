@@ -1,0 +1,35 @@
+// Parser for HLO text as XLA has printed it since 2018: long (%-prefixed,
+// operand shapes, program shapes) and short styles, /*index=N*/ comments,
+// 2025+ StackFrames header sections, headerless single computations, and
+// test files holding several modules separated by "// -----" lines.
+#ifndef HLOMEM_LIB_HLO_TEXT_PARSER_H_
+#define HLOMEM_LIB_HLO_TEXT_PARSER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/base/file_contents.h"
+#include "lib/hlo/module.h"
+
+namespace hlomem::hlo {
+
+struct ParseOptions {
+  // Deepest nesting of tuple shapes and bracketed attribute values accepted;
+  // protects the stack from hostile input.
+  int max_nesting_depth = 1000;
+};
+
+// Parses every module in `file`. Errors read
+// "path:line:col: error: message" followed by the source line and a caret.
+absl::StatusOr<std::vector<Module>> ParseHloText(
+    std::shared_ptr<const FileContents> file, const ParseOptions& options = {});
+
+// Convenience for tests: parses `text` as if read from `path`.
+absl::StatusOr<std::vector<Module>> ParseHloString(
+    absl::string_view text, absl::string_view path = "<string>",
+    const ParseOptions& options = {});
+
+}  // namespace hlomem::hlo
+
+#endif  // HLOMEM_LIB_HLO_TEXT_PARSER_H_

@@ -1,0 +1,225 @@
+#include "lib/hlo/verifier.h"
+
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+
+namespace hlomem::hlo {
+namespace {
+
+absl::Status VerifyParameters(const Module& m, CompId c) {
+  absl::flat_hash_map<int64_t, InstrId> seen;
+  int64_t count = 0;
+  for (InstrId i : m.instructions_of(c)) {
+    const Instruction& instr = m.instr(i);
+    if (instr.opcode != Opcode::kParameter) continue;
+    ++count;
+    auto [it, inserted] = seen.emplace(instr.parameter_number, i);
+    if (!inserted) {
+      return m.InstructionError(
+          i, absl::StrCat("parameter number ", instr.parameter_number,
+                          " is already used by '", m.instr(it->second).name, "'"));
+    }
+  }
+  for (InstrId i : m.instructions_of(c)) {
+    const Instruction& instr = m.instr(i);
+    if (instr.opcode == Opcode::kParameter && instr.parameter_number >= count) {
+      return m.InstructionError(
+          i, absl::StrCat("parameter number ", instr.parameter_number,
+                          " is out of range: computation '", m.comp(c).name,
+                          "' has ", count, " parameters"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Kahn's algorithm over operand and control edges within one computation;
+// iterative, so hostile input cannot exhaust the stack.
+absl::Status VerifyAcyclic(const Module& m, CompId c) {
+  const Computation& comp = m.comp(c);
+  const InstrId base = comp.first_instruction;
+  std::vector<uint32_t> pending(comp.instruction_count, 0);
+  std::vector<std::vector<uint32_t>> successors(comp.instruction_count);
+  auto add_edge = [&](InstrId from, InstrId to) {
+    if (from < base || from - base >= comp.instruction_count) return;
+    successors[from - base].push_back(to - base);
+    ++pending[to - base];
+  };
+  for (InstrId i : m.instructions_of(c)) {
+    for (InstrId op : m.operands(i)) add_edge(op, i);
+    for (InstrId pred : m.control_predecessors(i)) add_edge(pred, i);
+  }
+  std::vector<uint32_t> ready;
+  for (uint32_t k = 0; k < comp.instruction_count; ++k) {
+    if (pending[k] == 0) ready.push_back(k);
+  }
+  uint32_t visited = 0;
+  while (!ready.empty()) {
+    const uint32_t k = ready.back();
+    ready.pop_back();
+    ++visited;
+    for (uint32_t s : successors[k]) {
+      if (--pending[s] == 0) ready.push_back(s);
+    }
+  }
+  if (visited == comp.instruction_count) return absl::OkStatus();
+  for (uint32_t k = 0; k < comp.instruction_count; ++k) {
+    if (pending[k] != 0) {
+      return m.InstructionError(
+          base + k, absl::StrCat("instruction '", m.instr(base + k).name,
+                                 "' depends on itself through its operands"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Iterative DFS over the call graph with white/grey/black colouring.
+absl::Status VerifyCallGraph(const Module& m) {
+  enum Color : uint8_t { kWhite, kGrey, kBlack };
+  std::vector<Color> color(m.computations.size(), kWhite);
+  // Frame: computation and the next instruction to look at.
+  struct Frame {
+    CompId comp;
+    InstrId next;
+  };
+  for (CompId root = 0; root < m.computations.size(); ++root) {
+    if (color[root] != kWhite) continue;
+    std::vector<Frame> stack = {{root, m.comp(root).first_instruction}};
+    color[root] = kGrey;
+    while (!stack.empty()) {
+      const size_t top = stack.size() - 1;
+      const Computation& comp = m.comp(stack[top].comp);
+      const InstrId end = comp.first_instruction + comp.instruction_count;
+      CompId child = kNoId;
+      while (stack[top].next < end && child == kNoId) {
+        const InstrId i = stack[top].next;
+        for (const Callee& callee : m.callees(i)) {
+          if (color[callee.computation] == kGrey) {
+            return m.InstructionError(
+                i, absl::StrCat("call cycle: computation '",
+                                m.comp(callee.computation).name,
+                                "' is called while it is being executed"));
+          }
+          if (color[callee.computation] == kWhite) {
+            child = callee.computation;
+            break;
+          }
+        }
+        // Stay on this instruction until all its callees are finished.
+        if (child == kNoId) ++stack[top].next;
+      }
+      if (child != kNoId) {
+        color[child] = kGrey;
+        stack.push_back({child, m.comp(child).first_instruction});
+      } else {
+        color[stack[top].comp] = kBlack;
+        stack.pop_back();
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifyInstruction(const Module& m, InstrId i) {
+  const Instruction& instr = m.instr(i);
+  const auto needs = [&](CallRole role, absl::string_view attribute) -> absl::Status {
+    if (m.callee(i, role) == kNoId) {
+      return m.InstructionError(i, absl::StrCat(OpcodeName(instr.opcode), " needs ",
+                                                attribute, "="));
+    }
+    return absl::OkStatus();
+  };
+  switch (instr.opcode) {
+    case Opcode::kGetTupleElement: {
+      if (m.operands(i).size() != 1) {
+        return m.InstructionError(i, "get-tuple-element takes exactly one operand");
+      }
+      const Shape& tuple = m.shape_of(m.operands(i)[0]);
+      if (!tuple.is_tuple()) {
+        return m.InstructionError(i, "get-tuple-element operand is not a tuple");
+      }
+      if (instr.tuple_index < 0 ||
+          instr.tuple_index >= static_cast<int64_t>(tuple.tuple_elements.size())) {
+        return m.InstructionError(
+            i, absl::StrCat("tuple index ", instr.tuple_index, " is out of range for a ",
+                            tuple.tuple_elements.size(), "-element tuple"));
+      }
+      break;
+    }
+    case Opcode::kWhile:
+      HLOMEM_RETURN_IF_ERROR(needs(CallRole::kBody, "body"));
+      HLOMEM_RETURN_IF_ERROR(needs(CallRole::kCondition, "condition"));
+      if (m.operands(i).size() != 1) {
+        return m.InstructionError(i, "while takes exactly one operand");
+      }
+      break;
+    case Opcode::kConditional:
+      HLOMEM_RETURN_IF_ERROR(needs(CallRole::kBranch, "branch_computations"));
+      break;
+    case Opcode::kFusion:
+      HLOMEM_RETURN_IF_ERROR(needs(CallRole::kCalls, "calls"));
+      break;
+    case Opcode::kCall:
+      if (m.callee(i, CallRole::kToApply) == kNoId && m.callee(i, CallRole::kCalls) == kNoId) {
+        return m.InstructionError(i, "call needs to_apply=");
+      }
+      break;
+    default:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status VerifyModule(const Module& m) {
+  if (m.entry == kNoId || m.entry >= m.computations.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(m.path, ": error: module '", m.name,
+                                                   "' has no entry computation"));
+  }
+  for (CompId c = 0; c < m.computations.size(); ++c) {
+    HLOMEM_RETURN_IF_ERROR(VerifyParameters(m, c));
+    HLOMEM_RETURN_IF_ERROR(VerifyAcyclic(m, c));
+    for (InstrId i : m.instructions_of(c)) {
+      HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
+    }
+  }
+  HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m));
+
+  const auto entry_params = m.parameters(m.entry);
+  auto check_parameter = [&](int64_t parameter, const ShapeIndex& index,
+                             absl::string_view what) -> absl::Status {
+    if (parameter < 0 || parameter >= static_cast<int64_t>(entry_params.size()) ||
+        entry_params[static_cast<size_t>(parameter)] == kNoId) {
+      return m.ComputationError(m.entry, absl::StrCat(what, " names parameter ", parameter,
+                                                      ", which the entry does not have"));
+    }
+    const InstrId p = entry_params[static_cast<size_t>(parameter)];
+    if (!m.shapes.Subshape(m.instr(p).shape, index)) {
+      return m.ComputationError(
+          m.entry, absl::StrCat(what, " names index ", ShapeIndexToString(index),
+                                " of parameter ", parameter, ", which does not exist"));
+    }
+    return absl::OkStatus();
+  };
+  for (const InputOutputAlias& alias : m.input_output_aliases) {
+    HLOMEM_RETURN_IF_ERROR(
+        check_parameter(alias.parameter, alias.parameter_index, "input_output_alias"));
+    const Computation& entry = m.comp(m.entry);
+    if (!m.shapes.Subshape(m.instr(entry.root).shape, alias.output_index)) {
+      return m.ComputationError(
+          m.entry, absl::StrCat("input_output_alias names output index ",
+                                ShapeIndexToString(alias.output_index),
+                                ", which the entry's result does not have"));
+    }
+  }
+  for (const BufferDonor& donor : m.buffer_donors) {
+    HLOMEM_RETURN_IF_ERROR(
+        check_parameter(donor.parameter, donor.parameter_index, "buffer_donor"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hlomem::hlo

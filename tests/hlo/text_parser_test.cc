@@ -1,0 +1,424 @@
+#include "lib/hlo/text_parser.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/hlo/printer.h"
+#include "lib/hlo/verifier.h"
+
+namespace hlomem::hlo {
+namespace {
+
+using ::testing::ElementsAre;
+
+Module ParseOne(absl::string_view text) {
+  auto modules = ParseHloString(text, "test.hlo");
+  EXPECT_TRUE(modules.ok()) << modules.status().message();
+  if (!modules.ok() || modules->size() != 1) return Module();
+  absl::Status verified = VerifyModule(modules->front());
+  EXPECT_TRUE(verified.ok()) << verified.message();
+  return std::move(modules->front());
+}
+
+std::string ParseError(absl::string_view text) {
+  auto modules = ParseHloString(text, "test.hlo");
+  if (modules.ok()) {
+    for (const Module& m : *modules) {
+      absl::Status verified = VerifyModule(m);
+      if (!verified.ok()) return std::string(verified.message());
+    }
+    return "(no error)";
+  }
+  return std::string(modules.status().message());
+}
+
+// clang-format off
+TEST(TextParserTest, ShortStyleScheduledModule) {
+  Module m = ParseOne(R"(
+HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8,128]{1,0})->f32[8,128]{1,0}}
+
+fused_add {
+  p0 = f32[8,128]{1,0} parameter(0)
+  ROOT add.1 = f32[8,128]{1,0} add(p0, p0)
+}
+
+ENTRY main {
+  Arg_0.1 = f32[8,128]{1,0} parameter(0)
+  ROOT fusion = f32[8,128]{1,0} fusion(Arg_0.1), kind=kLoop, calls=fused_add, metadata={op_type="add" op_name="jit(f)/add" source_file="/tmp/f.py" source_line=12}
+}
+)");
+  EXPECT_EQ(m.name, "jit_f");
+  EXPECT_TRUE(m.is_scheduled);
+  ASSERT_EQ(m.computations.size(), 2u);
+  EXPECT_EQ(m.comp(m.entry).name, "main");
+  EXPECT_TRUE(m.comp(0).is_fusion);
+  const InstrId fusion = m.FindInstruction("fusion");
+  EXPECT_EQ(m.instr(fusion).fusion_kind, FusionKind::kLoop);
+  EXPECT_EQ(m.callee(fusion, CallRole::kCalls), 0u);
+  EXPECT_EQ(m.comp(m.entry).root, fusion);
+  EXPECT_EQ(m.shapes.ByteSize(m.instr(fusion).shape), 8 * 128 * 4);
+  EXPECT_EQ(m.metadata_of(fusion).op_name, "jit(f)/add");
+  EXPECT_EQ(m.SourceOf(fusion).file, "/tmp/f.py");
+  EXPECT_EQ(m.SourceOf(fusion).line, 12);
+  EXPECT_EQ(m.entry_computation_layout, "{(f32[8,128]{1,0})->f32[8,128]{1,0}}");
+}
+
+TEST(TextParserTest, LongStyleWithOperandShapesAndProgramShapes) {
+  Module m = ParseOne(R"(
+HloModule m
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %sum = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main (p: f32[16]) -> f32[] {
+  %p = f32[16]{0} parameter(0)
+  %zero = f32[] constant(0)
+  ROOT %r = f32[] reduce(f32[16]{0} %p, f32[] %zero), dimensions={0}, to_apply=%add
+}
+)");
+  const InstrId r = m.FindInstruction("r");
+  ASSERT_NE(r, kNoId);
+  EXPECT_EQ(m.instr(r).opcode, Opcode::kReduce);
+  ASSERT_EQ(m.operands(r).size(), 2u);
+  EXPECT_EQ(m.instr(m.operands(r)[0]).name, "p");
+  EXPECT_THAT(m.dimensions(r), ElementsAre(0));
+  EXPECT_EQ(m.comp(m.callee(r, CallRole::kToApply)).name, "add");
+  EXPECT_EQ(m.instr(m.FindInstruction("zero")).literal, "0");
+}
+
+TEST(TextParserTest, TuplesIndexCommentsAndElidedConstants) {
+  Module m = ParseOne(R"(
+HloModule t
+
+ENTRY e {
+  a = f32[1024]{0} constant({...})
+  b = s32[] constant(7)
+  t = (f32[1024]{0}, s32[], f32[1024]{0}, s32[], s32[], /*index=5*/s32[]) tuple(a, b, a, b, b, /*index=5*/b)
+  ROOT g = s32[] get-tuple-element(t), index=5
+}
+)");
+  const InstrId t = m.FindInstruction("t");
+  EXPECT_EQ(m.operands(t).size(), 6u);
+  EXPECT_EQ(m.shapes.ByteSize(m.instr(t).shape), 6 * 8);  // pointer table
+  EXPECT_EQ(m.instr(m.FindInstruction("g")).tuple_index, 5);
+  EXPECT_EQ(m.instr(m.FindInstruction("a")).literal, "{...}");
+}
+
+TEST(TextParserTest, LayoutsAndElementTypes) {
+  Module m = ParseOne(R"(
+HloModule layouts
+
+ENTRY e {
+  a = u4[1024,512]{1,0:E(4)} parameter(0)
+  b = s4[1024,512]{1,0} parameter(1)
+  c = f32[3,5]{1,0:T(8,128)} parameter(2)
+  d = bf16[2,4,128,64]{2,3,1,0:T(8,128)(2,1)S(1)} parameter(3)
+  e = f32[<=16,8]{1,0} parameter(4)
+  f = pred[10]{0} parameter(5)
+  g = (f8e4m3fn[4], c64[2], token[], opaque[]) parameter(6)
+  ROOT h = f32[]{:T(128)} parameter(7)
+}
+)");
+  auto bytes = [&](absl::string_view name) {
+    return m.shapes.ByteSize(m.instr(m.FindInstruction(name)).shape);
+  };
+  auto padded = [&](absl::string_view name) {
+    return m.shapes.PaddedByteSize(m.instr(m.FindInstruction(name)).shape);
+  };
+  EXPECT_EQ(bytes("a"), 1024 * 512 / 2);   // packed 4-bit
+  EXPECT_EQ(bytes("b"), 1024 * 512);       // one byte per s4 without E(4)
+  EXPECT_EQ(bytes("c"), 3 * 5 * 4);
+  EXPECT_EQ(padded("c"), 8 * 128 * 4);     // engine.md's T(8,128) example
+  EXPECT_EQ(bytes("e"), 16 * 8 * 4 + 2 * 4);  // bound size + dynamic metadata
+  EXPECT_EQ(bytes("f"), 10);
+  EXPECT_EQ(bytes("g"), 4 * 8);
+  const Shape& d = m.shape_of(m.FindInstruction("d"));
+  ASSERT_TRUE(d.layout.has_value());
+  EXPECT_EQ(d.layout->memory_space, 1);
+  ASSERT_EQ(d.layout->tiles.size(), 2u);
+  EXPECT_THAT(d.layout->tiles[1], ElementsAre(2, 1));
+  EXPECT_EQ(m.shapes.ToString(m.instr(m.FindInstruction("d")).shape),
+            "bf16[2,4,128,64]{2,3,1,0:T(8,128)(2,1)S(1)}");
+  EXPECT_EQ(m.shapes.ToString(m.instr(m.FindInstruction("e")).shape), "f32[<=16,8]{1,0}");
+}
+
+TEST(TextParserTest, AliasingDonorsAndInPlaceAttributes) {
+  Module m = ParseOne(R"(
+HloModule donate, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, must-alias) }, buffer_donor={ (2, {}) }
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  p2 = f32[8]{0} parameter(2)
+  cc = f32[8]{0} custom-call(p2), custom_call_target="my_op", output_to_operand_aliasing={{}: (0, {})}
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(p0, cc), control-predecessors={p1}
+}
+)");
+  ASSERT_EQ(m.input_output_aliases.size(), 2u);
+  EXPECT_EQ(m.input_output_aliases[1].parameter, 1);
+  EXPECT_THAT(m.input_output_aliases[1].output_index, ElementsAre(1));
+  EXPECT_EQ(m.input_output_aliases[1].kind, AliasKind::kMustAlias);
+  ASSERT_EQ(m.buffer_donors.size(), 1u);
+  EXPECT_EQ(m.buffer_donors[0].parameter, 2);
+  const InstrId cc = m.FindInstruction("cc");
+  EXPECT_EQ(m.instr(cc).custom_call_target, "my_op");
+  ASSERT_EQ(m.output_operand_aliases(cc).size(), 1u);
+  EXPECT_EQ(m.output_operand_aliases(cc)[0].operand, 0);
+  const InstrId t = m.FindInstruction("t");
+  ASSERT_EQ(m.control_predecessors(t).size(), 1u);
+  EXPECT_EQ(m.instr(m.control_predecessors(t)[0]).name, "p1");
+}
+
+TEST(TextParserTest, WhileConditionalAndNestedFrontendAttributes) {
+  Module m = ParseOne(R"(
+HloModule loops, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["data"=1, "model"=2]>}}
+
+cond {
+  p = (s32[], f32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4]{0} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[4]{0}) tuple(j, x)
+}
+
+br_a {
+  a = f32[4]{0} parameter(0)
+  ROOT n = f32[4]{0} negate(a)
+}
+
+br_b {
+  b = f32[4]{0} parameter(0)
+  ROOT c = f32[4]{0} copy(b)
+}
+
+ENTRY e {
+  init = (s32[], f32[4]{0}) parameter(0)
+  w = (s32[], f32[4]{0}) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"10"}}
+  x = f32[4]{0} get-tuple-element(w), index=1
+  pr = pred[] parameter(1)
+  ROOT r = f32[4]{0} conditional(pr, x, x), true_computation=br_a, false_computation=br_b
+}
+)");
+  const InstrId w = m.FindInstruction("w");
+  EXPECT_EQ(m.comp(m.callee(w, CallRole::kBody)).name, "body");
+  EXPECT_EQ(m.comp(m.callee(w, CallRole::kCondition)).name, "cond");
+  EXPECT_EQ(*m.attribute(w, "backend_config"), R"({"known_trip_count":{"n":"10"}})");
+  const InstrId r = m.FindInstruction("r");
+  ASSERT_EQ(m.callees(r).size(), 2u);
+  EXPECT_EQ(m.comp(m.callees(r)[1].computation).name, "br_b");
+  EXPECT_EQ(m.header_attributes[0].value,
+            R"({xla.sdy.meshes={mesh = #sdy.mesh<["data"=1, "model"=2]>}})");
+}
+
+TEST(TextParserTest, StackFrameSectionsResolveSourceLines) {
+  Module m = ParseOne(R"(
+HloModule frames
+
+FileNames
+1 "/home/u/train.py"
+2 "/home/u/model.py"
+
+FunctionNames
+1 "<module>"
+2 "loss"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=209 end_line=209 column=18 end_column=56}
+2 {file_name_id=2 function_name_id=2 line=33 end_line=34 column=4 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+2 {file_location_id=2 parent_frame_id=1}
+
+ENTRY e {
+  ROOT p = f32[2]{0} parameter(0), metadata={op_name="x" stack_frame_id=2}
+}
+)");
+  const SourceLocation loc = m.SourceOf(m.FindInstruction("p"));
+  EXPECT_EQ(loc.file, "/home/u/model.py");
+  EXPECT_EQ(loc.line, 33);
+}
+
+TEST(TextParserTest, HeaderlessComputationWithoutRoot) {
+  // As in the corpus's u4_all_gather_1x8.hlo: no HloModule line, no ROOT.
+  Module m = ParseOne(R"(e {
+  a = u4[1024,512]{1,0:E(4)} parameter(0)
+  b = u4[1024,4096]{1,0:E(4)} all-gather(a), dimensions={1}
+})");
+  EXPECT_EQ(m.name, "");
+  EXPECT_EQ(m.instr(m.comp(m.entry).root).name, "b");
+}
+
+TEST(TextParserTest, SeveralModulesSeparatedByDashes) {
+  auto modules = ParseHloString(R"(
+// RUN: some-tool %s
+HloModule first
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+// -----
+HloModule second
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)");
+  ASSERT_TRUE(modules.ok()) << modules.status().message();
+  ASSERT_EQ(modules->size(), 2u);
+  EXPECT_EQ((*modules)[1].name, "second");
+}
+
+TEST(TextParserTest, AsyncSyntaxSugarAndExecutionThreads) {
+  Module m = ParseOne(R"(
+HloModule async, is_scheduled=true
+
+host_fn {
+  p = f32[4]{0} parameter(0)
+  ROOT n = f32[4]{0} negate(p)
+}, execution_thread="host"
+
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  s = ((f32[4]{0}), f32[4]{0}, u32[]) custom-call-start(p), custom_call_target="foo"
+  ROOT d = f32[4]{0} custom-call-done(s)
+}
+)");
+  EXPECT_EQ(m.comp(0).execution_thread, "host");
+  EXPECT_EQ(m.instr(m.FindInstruction("s")).opcode, Opcode::kAsyncStart);
+  EXPECT_EQ(m.instr(m.FindInstruction("d")).opcode, Opcode::kAsyncDone);
+  EXPECT_EQ(m.instr(m.FindInstruction("s")).opcode_text, "custom-call-start");
+}
+
+TEST(TextParserTest, PrintThenParseGivesTheSameModel) {
+  const char* text = R"(
+HloModule rt, is_scheduled=true, input_output_alias={ {}: (0, {}, may-alias) }
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[16]{0} parameter(0)
+  z = f32[] constant(0)
+  r = f32[] reduce(p, z), dimensions={0}, to_apply=add, metadata={op_name="sum"}
+  ROOT b = f32[16]{0} broadcast(r), dimensions={}
+}
+)";
+  Module first = ParseOne(text);
+  const std::string printed = PrintModule(first);
+  Module second = ParseOne(printed);
+  EXPECT_EQ(PrintModule(second), printed);
+  EXPECT_EQ(second.instructions.size(), first.instructions.size());
+  EXPECT_EQ(second.input_output_aliases.size(), 1u);
+  EXPECT_EQ(second.metadata_of(second.FindInstruction("r")).op_name, "sum");
+}
+
+// Diagnostics are user-facing: pin them word for word, caret included.
+TEST(TextParserErrorTest, UndefinedOperand) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[] add(x, x)\n}\n"),
+            "test.hlo:3:22: error: use of undefined instruction 'x'\n"
+            "  ROOT a = f32[] add(x, x)\n"
+            "                     ^");
+}
+
+TEST(TextParserErrorTest, DuplicateName) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] parameter(1)\n}\n"),
+            "test.hlo:3:3: error: instruction 'a' is already defined in this computation\n"
+            "  a = f32[] parameter(1)\n"
+            "  ^");
+}
+
+TEST(TextParserErrorTest, UnknownElementType) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT a = f33[2] parameter(0)\n}\n"),
+            "test.hlo:2:12: error: unknown element type 'f33'\n"
+            "  ROOT a = f33[2] parameter(0)\n"
+            "           ^");
+}
+
+TEST(TextParserErrorTest, MissingClosingBrace) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT a = f32[2] parameter(0)\n"),
+            "test.hlo:1:1: error: computation is missing its closing '}'\n"
+            "ENTRY e {\n"
+            "^");
+}
+
+TEST(TextParserErrorTest, ByteSizeOverflow) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT a = f64[2147483648,2147483648] parameter(0)\n}\n"),
+            "test.hlo:2:12: error: invalid shape: shape's byte size overflows 64 bits\n"
+            "  ROOT a = f64[2147483648,2147483648] parameter(0)\n"
+            "           ^");
+}
+
+TEST(TextParserErrorTest, NegativeDimension) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT a = f32[-3] parameter(0)\n}\n"),
+            "test.hlo:2:16: error: negative dimension size -3\n"
+            "  ROOT a = f32[-3] parameter(0)\n"
+            "               ^");
+}
+
+TEST(TextParserErrorTest, InvalidLayout) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  ROOT a = f32[2,3]{0,0} parameter(0)\n}\n"),
+            "test.hlo:2:12: error: invalid shape: layout minor_to_major is not a "
+            "permutation of 0..1\n"
+            "  ROOT a = f32[2,3]{0,0} parameter(0)\n"
+            "           ^");
+}
+
+TEST(TextParserErrorTest, EmptyFile) {
+  EXPECT_EQ(ParseError("  \n"),
+            "test.hlo:1:1: error: expected an HLO module, found an empty file\n"
+            "  \n"
+            "^");
+}
+
+TEST(TextParserErrorTest, TupleNestingLimit) {
+  std::string deep = "ENTRY e {\n  ROOT a = ";
+  for (int i = 0; i < 2000; ++i) deep += "(";
+  deep += "f32[]";
+  for (int i = 0; i < 2000; ++i) deep += ")";
+  deep += " parameter(0)\n}\n";
+  EXPECT_THAT(ParseError(deep), ::testing::HasSubstr("error: nesting deeper than 1000 levels"));
+}
+
+TEST(VerifierTest, CallCycle) {
+  EXPECT_EQ(ParseError("HloModule m\n"
+                       "a {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=b\n}\n"
+                       "b {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=a\n}\n"
+                       "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=a\n}\n"),
+            "test.hlo:8:3: error: call cycle: computation 'a' is called while it is being "
+            "executed\n"
+            "  ROOT c = f32[] call(p), to_apply=a\n"
+            "  ^");
+}
+
+TEST(VerifierTest, OperandCycle) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  a = f32[] add(b, b)\n  ROOT b = f32[] add(a, a)\n}\n"),
+            "test.hlo:2:3: error: instruction 'a' depends on itself through its operands\n"
+            "  a = f32[] add(b, b)\n"
+            "  ^");
+}
+
+TEST(VerifierTest, TupleIndexOutOfRange) {
+  EXPECT_EQ(ParseError("ENTRY e {\n  p = (f32[], f32[]) parameter(0)\n"
+                       "  ROOT g = f32[] get-tuple-element(p), index=2\n}\n"),
+            "test.hlo:3:3: error: tuple index 2 is out of range for a 2-element tuple\n"
+            "  ROOT g = f32[] get-tuple-element(p), index=2\n"
+            "  ^");
+}
+// clang-format on
+
+}  // namespace
+}  // namespace hlomem::hlo

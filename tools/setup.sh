@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs everything hlomem needs to build and test on Debian 12 (bookworm).
+# Safe to re-run: apt skips what is already installed.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+PACKAGES=(
+  cmake ninja-build g++ clang pkg-config zlib1g-dev
+  libabsl-dev libprotobuf-dev protobuf-compiler
+  libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+)
+if [ "${HLOMEM_WITH_BROWSER:-0}" = 1 ]; then PACKAGES+=(chromium); fi
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
