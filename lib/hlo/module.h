@@ -131,6 +131,10 @@ struct Instruction {
   ShapeId shape = 0;
   CompId parent = kNoId;
   bool is_root = false;
+  // Synthesized by the text parser for a compact operand "x#1" (XLA 2026's
+  // compact get-tuple-element printing): a get-tuple-element the printer
+  // omitted. The printer folds it back into the operand.
+  bool is_implicit = false;
 
   uint32_t operands_begin = 0, operand_count = 0;
   uint32_t callees_begin = 0, callee_count = 0;

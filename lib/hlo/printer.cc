@@ -80,6 +80,7 @@ std::string PrintModule(const Module& m) {
     const Computation& comp = m.comp(c);
     absl::StrAppend(&out, comp.is_entry ? "ENTRY " : "", comp.name, " {\n");
     for (InstrId i : m.instructions_of(c)) {
+      if (m.instr(i).is_implicit) continue;
       absl::StrAppend(&out, "  ", PrintInstruction(m, i), "\n");
     }
     out.append("}");

@@ -27,6 +27,13 @@ struct PendingName {
   absl::string_view name;
   const char* where;
 };
+struct CompactOperand {
+  uint32_t slot;           // index into Module::operand_pool
+  absl::string_view base;  // "x" of "x#1"
+  ShapeIndex index;        // {1}
+  absl::string_view text;  // "x#1"
+  const char* where;
+};
 struct PendingCallee {
   uint32_t slot;  // index into Module::callee_pool
   absl::string_view name;
@@ -237,8 +244,17 @@ class TextParser {
       } else if (c == ')' || c == '}' || c == ']') {
         if (depth == 0) break;
         --depth;
-      } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' ||
-                                c == '\t' || c == '\r')) {
+      } else if (depth == 0 && (c == ' ' || c == '\t')) {
+        // 2026 printers write values such as "mesh['x'=8] {'x'}": a value
+        // continues when a bracket follows on the same line.
+        const char* q = p_;
+        while (q < end_ && (*q == ' ' || *q == '\t')) ++q;
+        if (q < end_ && (*q == '{' || *q == '[')) {
+          p_ = q;
+          continue;
+        }
+        break;
+      } else if (depth == 0 && (c == ',' || c == '\n' || c == '\r')) {
         break;
       }
       ++p_;
@@ -747,8 +763,7 @@ class TextParser {
       }
     }
 
-    const InstrId id = static_cast<InstrId>(module_->instructions.size());
-    if (!instruction_ids_.emplace(instr.name, id).second) {
+    if (instruction_ids_.contains(instr.name)) {
       return Error(start, absl::StrCat("instruction '", instr.name,
                                        "' is already defined in this computation"));
     }
@@ -790,6 +805,8 @@ class TextParser {
     }
     instr.operand_count =
         static_cast<uint32_t>(module_->operand_pool.size()) - instr.operands_begin;
+    if (!MaterializeCompactOperands(comp)) return false;
+    instruction_ids_.emplace(instr.name, static_cast<InstrId>(module_->instructions.size()));
 
     instr.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
     instr.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
@@ -851,9 +868,74 @@ class TextParser {
     const char* where = p_;
     absl::string_view name;
     if (!LexName(&name, "an operand name")) return false;
-    pending_operands_.push_back(
-        {static_cast<uint32_t>(module_->operand_pool.size()), name, where});
+    const uint32_t slot = static_cast<uint32_t>(module_->operand_pool.size());
     module_->operand_pool.push_back(kNoId);
+    if (p_ < end_ && *p_ == '#') {
+      // Compact get-tuple-element: "x#1#0" is element {1,0} of x.
+      const char* text_start = name.data();
+      ShapeIndex index;
+      while (p_ < end_ && *p_ == '#') {
+        ++p_;
+        int64_t k;
+        if (!LexInt(&k, "a tuple index after '#'")) return false;
+        index.push_back(k);
+      }
+      const absl::string_view text(text_start, static_cast<size_t>(p_ - text_start));
+      compact_operands_.push_back({slot, name, std::move(index), text, where});
+      return true;
+    }
+    pending_operands_.push_back({slot, name, where});
+    return true;
+  }
+
+  // Creates the get-tuple-elements that compact operands stand for, just
+  // before the instruction using them (once per computation and text).
+  bool MaterializeCompactOperands(CompId comp) {
+    for (CompactOperand& c : compact_operands_) {
+      auto known = instruction_ids_.find(c.text);
+      if (known != instruction_ids_.end()) {
+        module_->operand_pool[c.slot] = known->second;
+        continue;
+      }
+      auto base = instruction_ids_.find(c.base);
+      if (base == instruction_ids_.end()) {
+        return Error(c.where, absl::StrCat("compact operand '", c.text,
+                                           "' refers to an instruction not defined before it"));
+      }
+      InstrId tuple = base->second;
+      for (size_t d = 0; d < c.index.size(); ++d) {
+        const Shape& shape = module_->shapes.get(module_->instructions[tuple].shape);
+        const int64_t k = c.index[d];
+        if (!shape.is_tuple() || k < 0 || k >= static_cast<int64_t>(shape.tuple_elements.size())) {
+          return Error(c.where, absl::StrCat("compact operand '", c.text,
+                                             "' indexes past the end of a tuple"));
+        }
+        Instruction gte;
+        gte.name = d + 1 == c.index.size() ? c.text : c.base;
+        gte.opcode = Opcode::kGetTupleElement;
+        gte.opcode_text = OpcodeName(Opcode::kGetTupleElement);
+        gte.shape = shape.tuple_elements[static_cast<size_t>(k)];
+        gte.parent = comp;
+        gte.tuple_index = k;
+        gte.is_implicit = true;
+        gte.source_offset = static_cast<uint64_t>(c.where - begin_);
+        gte.operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
+        gte.operand_count = 1;
+        module_->operand_pool.push_back(tuple);
+        gte.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
+        gte.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
+        gte.control_predecessors_begin =
+            static_cast<uint32_t>(module_->control_predecessor_pool.size());
+        gte.output_operand_aliases_begin =
+            static_cast<uint32_t>(module_->output_operand_alias_pool.size());
+        gte.dimensions_begin = static_cast<uint32_t>(module_->dimension_pool.size());
+        tuple = static_cast<InstrId>(module_->instructions.size());
+        module_->instructions.push_back(gte);
+      }
+      instruction_ids_.emplace(c.text, tuple);
+      module_->operand_pool[c.slot] = tuple;
+    }
+    compact_operands_.clear();
     return true;
   }
   // A shape begins with '(' or with a type name directly followed by '['.
@@ -1065,6 +1147,7 @@ class TextParser {
   std::vector<PendingName> pending_operands_;
   std::vector<PendingName> pending_predecessors_;
   std::vector<PendingCallee> pending_callees_;
+  std::vector<CompactOperand> compact_operands_;
 };
 
 }  // namespace

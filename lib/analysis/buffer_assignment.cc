@@ -1,0 +1,698 @@
+#include "lib/analysis/buffer_assignment.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "lib/analysis/heap_simulator.h"
+#include "lib/base/bytes.h"
+
+namespace hlomem::analysis {
+
+using hlo::CallRole;
+using hlo::Module;
+using hlo::Opcode;
+
+namespace {
+
+// XLA's IsElementwiseOnOperand for one operand slot of `user`.
+bool IsElementwiseOnOperand(const Module& m, InstrId user, size_t operand);
+
+// All ops reached from `start` through users inside its computation are
+// elementwise on the path (HloFusionInstruction::IsElementwiseImpl).
+bool AllTransitiveUsersElementwise(const Module& m, InstrId start, bool allow_tuple) {
+  std::vector<InstrId> stack = {start};
+  absl::flat_hash_set<InstrId> visited = {start};
+  while (!stack.empty()) {
+    const InstrId current = stack.back();
+    stack.pop_back();
+    for (InstrId user : m.users(current)) {
+      const auto ops = m.operands(user);
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (ops[k] != current) continue;
+        const bool tuple_ok = allow_tuple && m.instr(user).opcode == Opcode::kTuple;
+        if (!tuple_ok && !IsElementwiseOnOperand(m, user, k)) return false;
+      }
+      if (visited.insert(user).second) stack.push_back(user);
+    }
+  }
+  return true;
+}
+
+bool IsElementwiseOnOperand(const Module& m, InstrId user, size_t operand) {
+  const hlo::Instruction& instr = m.instr(user);
+  if (hlo::IsElementwiseOpcode(instr.opcode)) return true;
+  switch (instr.opcode) {
+    case Opcode::kDynamicUpdateSlice:
+      return operand == 0;
+    case Opcode::kBitcastConvert: {
+      const auto ops = m.operands(user);
+      if (ops.empty()) return false;
+      return hlo::PrimitiveTypeBitWidth(m.shape_of(ops[0]).type) ==
+             hlo::PrimitiveTypeBitWidth(m.shape_of(user).type);
+    }
+    case Opcode::kFusion: {
+      const CompId body = m.callee(user, CallRole::kCalls);
+      if (body == hlo::kNoId) return false;
+      const auto params = m.parameters(body);
+      if (operand >= params.size() || params[operand] == hlo::kNoId) return false;
+      return AllTransitiveUsersElementwise(m, params[operand], /*allow_tuple=*/false);
+    }
+    default:
+      return false;
+  }
+}
+
+size_t CountOperand(const Module& m, InstrId user, InstrId operand) {
+  size_t count = 0;
+  for (InstrId op : m.operands(user)) count += op == operand;
+  return count;
+}
+
+}  // namespace
+
+bool CanShareOperandBufferWithUser(const Dataflow& df, NodeId operand_node, InstrId user,
+                                   NodeId user_node) {
+  const Module& m = df.module();
+  const InstrId operand = df.node_instruction(operand_node);
+  const hlo::Instruction& user_instr = m.instr(user);
+  if (m.instr(operand).opcode == Opcode::kConstant) return false;
+
+  const ShapeId operand_shape = df.NodeShape(operand_node);
+  const ShapeId user_shape = df.NodeShape(user_node);
+  const ShapeIndex operand_index = df.IndexOf(operand_node);
+  const ShapeIndex user_index = df.IndexOf(user_node);
+  const auto ops = m.operands(user);
+
+  if (operand_shape == user_shape) {
+    for (const Dataflow::InPlacePair& pair : df.InPlacePairs(user)) {
+      if (pair.operand < ops.size() && ops[pair.operand] == operand &&
+          pair.operand_index == operand_index && pair.output_index == user_index) {
+        const ValueId v = df.value_at(operand_node);
+        size_t uses_by_user = 0;
+        for (const HloUse& use : df.uses(v)) uses_by_user += use.user == user;
+        return uses_by_user == 1;
+      }
+    }
+  }
+  if (operand_shape != user_shape) return false;
+
+  if (user_instr.opcode == Opcode::kFusion) {
+    const CompId body = m.callee(user, CallRole::kCalls);
+    if (body != hlo::kNoId &&
+        (user_instr.fusion_kind == hlo::FusionKind::kLoop ||
+         user_instr.fusion_kind == hlo::FusionKind::kInput)) {
+      const auto params = m.parameters(body);
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (ops[k] != operand) continue;
+        if (k >= params.size() || params[k] == hlo::kNoId) return false;
+        if (!AllTransitiveUsersElementwise(m, params[k], /*allow_tuple=*/true)) return false;
+      }
+      return true;
+    }
+    if (body != hlo::kNoId && user_instr.fusion_kind == hlo::FusionKind::kOutput) {
+      const InstrId root = m.comp(body).root;
+      if (m.instr(root).opcode != Opcode::kAdd) return false;
+      const auto add_ops = m.operands(root);
+      if (add_ops.size() != 2) return false;
+      for (size_t slot = 0; slot < 2; ++slot) {
+        const Opcode other = m.instr(add_ops[1 - slot]).opcode;
+        if (other != Opcode::kDot && other != Opcode::kConvolution) continue;
+        const InstrId param = add_ops[slot];
+        if (m.instr(param).opcode != Opcode::kParameter) continue;
+        const int64_t number = m.instr(param).parameter_number;
+        if (number < 0 || static_cast<size_t>(number) >= ops.size() ||
+            ops[static_cast<size_t>(number)] != operand) {
+          continue;
+        }
+        return m.users(param).size() == 1;
+      }
+      return false;
+    }
+  }
+  switch (user_instr.opcode) {
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+      return true;
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kScatter:
+    case Opcode::kSetDimensionSize:
+      return CountOperand(m, user, operand) == 1 && ops[0] == operand;
+    case Opcode::kTriangularSolve:
+      return CountOperand(m, user, operand) == 1 && ops.size() > 1 && ops[1] == operand;
+    case Opcode::kSort: {
+      if (m.users(operand).size() != 1) return false;
+      if (ops.size() == 1) return true;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (ops[k] == operand) {
+          return CountOperand(m, user, operand) == 1 && !user_index.empty() &&
+                 user_index[0] == static_cast<int64_t>(k);
+        }
+      }
+      return false;
+    }
+    case Opcode::kCall: {
+      const ValueId v = df.value_at(operand_node);
+      const auto uses = df.uses(v);
+      if (uses.size() != 2) return false;
+      CompId callee = m.callee(user, CallRole::kToApply);
+      if (callee == hlo::kNoId) return false;
+      const InstrId root = m.comp(callee).root;
+      bool has_call = false, has_root = false;
+      for (const HloUse& use : uses) {
+        if (use.user == user) has_call = true;
+        if (use.user == root && IsElementwiseOnOperand(m, root, use.operand_number)) {
+          has_root = true;
+        }
+      }
+      return has_call && has_root;
+    }
+    default:
+      break;
+  }
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (ops[k] == operand) return IsElementwiseOnOperand(m, user, k);
+  }
+  return false;
+}
+
+class BufferAssigner {
+ public:
+  BufferAssigner(BufferAssignment* out, const AssignmentOptions& options)
+      : out_(out), m_(*out->module_), options_(options) {}
+
+  absl::Status Run() {
+    out_->call_graph_ = BuildCallGraph(m_);
+    out_->schedule_ = FlattenSchedule(m_);
+    absl::StatusOr<Dataflow> df = Dataflow::Run(m_, out_->call_graph_);
+    if (!df.ok()) return df.status();
+    out_->dataflow_ = std::make_unique<Dataflow>(std::move(*df));
+    df_ = out_->dataflow_.get();
+
+    const size_t buffers = df_->buffer_count();
+    out_->buffer_sizes_.assign(buffers, 0);
+    for (BufferId b = 0; b < buffers; ++b) {
+      for (ValueId v : df_->buffer_values(b)) {
+        out_->buffer_sizes_[b] = std::max(out_->buffer_sizes_[b], df_->value(v).size);
+      }
+    }
+    out_->allocation_of_buffer_.assign(buffers, -1);
+    out_->offset_of_value_.assign(df_->values().size(), -1);
+
+    ComputeLiveRanges();
+    AssignGlobalBuffers();
+    AssignHeap();
+    AssignThreadLocalBuffers();
+    MarkLiveOut();
+    CombineTemps();
+    ComputeStats();
+    return absl::OkStatus();
+  }
+
+ private:
+  const HloValue& value(ValueId v) const { return df_->value(v); }
+  const LiveRange& range(ValueId v) const { return out_->ranges_[v]; }
+  int64_t buffer_size(BufferId b) const { return out_->buffer_sizes_[b]; }
+  int64_t buffer_color(BufferId b) const { return value(df_->buffer_values(b)[0]).color; }
+  CompId parent_of(ValueId v) const { return m_.instr(value(v).instruction).parent; }
+
+  bool IsEntryParameter(InstrId i) const {
+    return m_.instr(i).opcode == Opcode::kParameter && m_.instr(i).parent == m_.entry;
+  }
+  bool ParameterIsAliased(int64_t parameter, const ShapeIndex& index) const {
+    for (const hlo::InputOutputAlias& a : m_.input_output_aliases) {
+      if (a.parameter == parameter && a.parameter_index == index) return true;
+    }
+    return false;
+  }
+
+  // ---- live ranges (HloLiveRange, module scoped) ------------------------------
+  void ComputeLiveRanges() {
+    const FlatSchedule& s = out_->schedule_;
+    const size_t n = df_->values().size();
+    out_->ranges_.assign(n, LiveRange{});
+    auto position_time = [&](NodeId node) -> int64_t {
+      const InstrId i = df_->node_instruction(node);
+      const hlo::Instruction& instr = m_.instr(i);
+      if (s.time_of[i] < 0) return -1;
+      const hlo::Computation& c = m_.comp(instr.parent);
+      return c.root == i ? s.span_end[instr.parent] : s.time_of[i];
+    };
+    for (ValueId v = 0; v < n; ++v) {
+      const HloValue& val = value(v);
+      const InstrId i = val.instruction;
+      const int64_t t = s.time_of[i];
+      if (t < 0) continue;  // fusion bodies and thread-local computations
+      const hlo::Instruction& instr = m_.instr(i);
+      const CompId c = instr.parent;
+      LiveRange r;
+      r.start = instr.opcode == Opcode::kParameter ? s.span_start[c] : t;
+      r.end = m_.comp(c).root == i ? s.span_end[c] : t;
+      r.end_position = val.node;
+      for (NodeId p : df_->positions(v)) {
+        if (p == val.node) continue;
+        const int64_t pt = position_time(p);
+        if (pt > r.end) {
+          r.end = pt;
+          r.end_position = p;
+        }
+      }
+      for (const HloUse& use : df_->uses(v)) {
+        InstrId used = use.user;
+        const Opcode op = m_.instr(used).opcode;
+        if (op == Opcode::kCall) continue;
+        if (op == Opcode::kWhile) {
+          const CompId body = m_.callee(used, CallRole::kBody);
+          const auto params = body == hlo::kNoId ? absl::Span<const InstrId>() : m_.parameters(body);
+          if (params.empty() || params[0] == hlo::kNoId) continue;
+          used = params[0];
+        }
+        if (s.time_of[used] >= 0) r.end = std::max(r.end, s.time_of[used]);
+      }
+      if (IsEntryParameter(i) && !ParameterIsAliased(instr.parameter_number, val.index)) {
+        r.end = s.end_time();
+      }
+      out_->ranges_[v] = r;
+    }
+    // Values of one buffer occupy disjoint ranges (NormalizeAliasedBuffers).
+    for (BufferId b = 0; b < df_->buffer_count(); ++b) {
+      std::vector<ValueId> vs;
+      for (ValueId v : df_->buffer_values(b)) {
+        if (range(v).valid()) vs.push_back(v);
+      }
+      if (vs.size() < 2) continue;
+      std::sort(vs.begin(), vs.end(), [&](ValueId a, ValueId b2) {
+        return std::make_tuple(range(a).start, range(a).end, a) <
+               std::make_tuple(range(b2).start, range(b2).end, b2);
+      });
+      for (size_t k = 0; k + 1 < vs.size(); ++k) {
+        LiveRange& earlier = out_->ranges_[vs[k]];
+        LiveRange& later = out_->ranges_[vs[k + 1]];
+        later.end = std::max(later.end, earlier.end);
+        earlier.end = std::min(earlier.end, later.start);
+      }
+    }
+  }
+
+  // ---- per-buffer assignment of global computations ----------------------------
+  int64_t NewAllocation(int64_t size, int64_t color) {
+    Allocation a;
+    a.index = static_cast<int64_t>(out_->allocations_.size());
+    a.size = size;
+    a.color = color;
+    out_->allocations_.push_back(std::move(a));
+    return out_->allocations_.back().index;
+  }
+
+  void AddBuffer(int64_t allocation, BufferId b, int64_t offset) {
+    Allocation& a = out_->allocations_[static_cast<size_t>(allocation)];
+    out_->allocation_of_buffer_[b] = allocation;
+    for (ValueId v : df_->buffer_values(b)) {
+      a.slices.push_back({v, offset, buffer_size(b)});
+      out_->offset_of_value_[v] = offset;
+    }
+  }
+
+  bool CanTakeOver(ValueId earlier, ValueId later) const {
+    const InstrId later_instr = value(later).instruction;
+    if (m_.instr(later_instr).opcode == Opcode::kCopy) return false;
+    const NodeId end_node = range(earlier).end_position;
+    if (end_node == kNone) return false;
+    const InstrId end_instr = df_->node_instruction(end_node);
+    bool is_user = false;
+    for (InstrId op : m_.operands(later_instr)) is_user |= op == end_instr;
+    if (!is_user) return false;
+    return CanShareOperandBufferWithUser(*df_, end_node, later_instr, value(later).node);
+  }
+
+  bool LiveRangeInterferes(ValueId a, ValueId b) const {
+    const LiveRange& ra = range(a);
+    const LiveRange& rb = range(b);
+    if (!ra.valid() || !rb.valid()) return false;
+    if (ra.end < rb.start || rb.end < ra.start) return false;
+    if (ra.end == rb.start) return !CanTakeOver(a, b);
+    if (rb.end == ra.start) return !CanTakeOver(b, a);
+    return true;
+  }
+
+  bool MaybeAssignBuffer(int64_t allocation, BufferId b) {
+    const Allocation& a = out_->allocations_[static_cast<size_t>(allocation)];
+    if (a.color != buffer_color(b)) return false;
+    if (buffer_size(b) > a.size) return false;
+    if (a.is_readonly()) return false;
+    if (a.is_thread_local || a.is_tuple) return false;
+    for (const Allocation::Slice& slice : a.slices) {
+      for (ValueId v : df_->buffer_values(b)) {
+        if (LiveRangeInterferes(slice.value, v)) return false;
+      }
+    }
+    for (ValueId v : df_->buffer_values(b)) {
+      const InstrId i = value(v).instruction;
+      if (m_.instr(i).opcode != Opcode::kCopy) continue;
+      for (const Allocation::Slice& slice : a.slices) {
+        for (NodeId p : df_->positions(slice.value)) {
+          const InstrId pi = df_->node_instruction(p);
+          for (InstrId op : m_.operands(i)) {
+            if (op == pi) return false;
+          }
+        }
+      }
+    }
+    if (df_->buffer_live_out(b) && a.size != buffer_size(b)) return false;
+    AddBuffer(allocation, b, 0);
+    return true;
+  }
+
+  void AssignGlobalBuffers() {
+    // Post-order positions: callers before callees, each computation in
+    // instruction post order.
+    std::vector<int64_t> position(m_.instructions.size(), 0);
+    int64_t next = 0;
+    for (CompId c = static_cast<CompId>(m_.computations.size()); c-- > 0;) {
+      for (InstrId i : InstructionPostOrder(m_, c)) position[i] = next++;
+    }
+    std::vector<BufferId> candidates;
+    std::vector<int64_t> first_position(df_->buffer_count(), 0);
+    for (BufferId b = 0; b < df_->buffer_count(); ++b) {
+      const ValueId first = df_->buffer_values(b)[0];
+      if (!out_->call_graph_.is_global[parent_of(first)]) continue;
+      int64_t earliest = std::numeric_limits<int64_t>::max();
+      for (ValueId v : df_->buffer_values(b)) earliest = std::min(earliest, position[value(v).instruction]);
+      first_position[b] = earliest;
+      candidates.push_back(b);
+    }
+    std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
+      return std::make_tuple(-buffer_size(a), !df_->buffer_live_out(a), first_position[a], a) <
+             std::make_tuple(-buffer_size(b), !df_->buffer_live_out(b), first_position[b], b);
+    });
+
+    std::vector<int64_t> reusable;  // XLA's allocation_indices
+    for (BufferId b : candidates) {
+      bool done = false;
+      for (ValueId v : df_->buffer_values(b)) {
+        const InstrId i = value(v).instruction;
+        if (m_.instr(i).opcode == Opcode::kConstant) {
+          const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
+          out_->allocations_[static_cast<size_t>(a)].is_constant = true;
+          AddBuffer(a, b, 0);
+          done = true;
+          break;
+        }
+        if (IsEntryParameter(i)) {
+          const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
+          Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];
+          alloc.is_parameter = true;
+          alloc.parameter_number = m_.instr(i).parameter_number;
+          alloc.parameter_index = value(v).index;
+          alloc.aliased_with_output = ParameterIsAliased(alloc.parameter_number, value(v).index);
+          AddBuffer(a, b, 0);
+          if (alloc.aliased_with_output) reusable.push_back(a);
+          done = true;
+          break;
+        }
+      }
+      if (done) continue;
+
+      bool has_tuple = false;
+      for (ValueId v : df_->buffer_values(b)) has_tuple |= m_.shapes.get(value(v).shape).is_tuple();
+      if (has_tuple) {
+        const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
+        out_->allocations_[static_cast<size_t>(a)].is_tuple = true;
+        AddBuffer(a, b, 0);
+        continue;
+      }
+
+      for (ValueId v : df_->buffer_values(b)) {
+        if (!value(v).index.empty()) continue;
+        for (InstrId op : m_.operands(value(v).instruction)) {
+          const ValueId ov = df_->value_at(df_->node_begin(op));
+          if (ov == kNone) continue;
+          const int64_t a = out_->allocation_of_buffer_[df_->buffer_of(ov)];
+          if (a >= 0 && MaybeAssignBuffer(a, b)) {
+            done = true;
+            break;
+          }
+        }
+        if (done) break;
+      }
+      if (done) continue;
+
+      for (auto it = reusable.rbegin(); it != reusable.rend(); ++it) {
+        if (MaybeAssignBuffer(*it, b)) {
+          done = true;
+          break;
+        }
+      }
+      if (done) continue;
+
+      if (!df_->buffer_live_out(b)) {
+        deferred_.push_back(b);
+        continue;
+      }
+      const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
+      AddBuffer(a, b, 0);
+      reusable.push_back(a);
+    }
+  }
+
+  // ---- the temp heap -------------------------------------------------------------
+  void AssignHeap() {
+    std::vector<int64_t> colors;
+    for (BufferId b : deferred_) colors.push_back(buffer_color(b));
+    std::sort(colors.begin(), colors.end());
+    colors.erase(std::unique(colors.begin(), colors.end()), colors.end());
+    for (int64_t color : colors) AssignHeapForColor(color);
+  }
+
+  void AssignHeapForColor(int64_t color) {
+    const FlatSchedule& s = out_->schedule_;
+    std::vector<bool> in_heap(df_->values().size(), false);
+    std::vector<ValueId> values;
+    for (BufferId b : deferred_) {
+      if (buffer_color(b) != color) continue;
+      for (ValueId v : df_->buffer_values(b)) {
+        if (!range(v).valid() || m_.instr(value(v).instruction).opcode == Opcode::kConstant) continue;
+        values.push_back(v);
+        in_heap[v] = true;
+      }
+    }
+    std::sort(values.begin(), values.end(), [&](ValueId a, ValueId b) {
+      return std::make_tuple(range(a).start, range(a).end, a) <
+             std::make_tuple(range(b).start, range(b).end, b);
+    });
+    std::vector<int64_t> end(df_->values().size(), -1);
+    std::vector<std::vector<ValueId>> starting(static_cast<size_t>(s.end_time() + 1));
+    std::vector<std::vector<ValueId>> ending(static_cast<size_t>(s.end_time() + 1));
+    for (ValueId v : values) {
+      end[v] = range(v).end;
+      starting[static_cast<size_t>(range(v).start)].push_back(v);
+      ending[static_cast<size_t>(range(v).end)].push_back(v);
+    }
+    std::vector<bool> freed(df_->values().size(), false);
+    std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
+    std::vector<HeapEvent> events;
+    auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
+
+    for (int64_t t = 0; t <= s.end_time(); ++t) {
+      for (ValueId v : starting[static_cast<size_t>(t)]) {
+        const BufferId b = df_->buffer_of(v);
+        if (first_of_buffer[b] != kNone) {
+          events.push_back({HeapEvent::kShareWith, v, size_of(v), first_of_buffer[b]});
+          continue;
+        }
+        bool shared = false;
+        const InstrId i = value(v).instruction;
+        if (df_->buffer_values(b).size() == 1 && m_.instr(i).opcode != Opcode::kCopy) {
+          for (InstrId op : m_.operands(i)) {
+            std::vector<ValueId> candidates;
+            for (uint32_t k = 0; k < df_->node_count(op); ++k) {
+              const ValueId ov = df_->value_at(df_->node_begin(op) + k);
+              if (ov != kNone) candidates.push_back(ov);
+            }
+            std::sort(candidates.begin(), candidates.end());
+            candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+            for (ValueId ov : candidates) {
+              if (!in_heap[ov] || freed[ov] || end[ov] != t) continue;
+              if (df_->buffer_values(df_->buffer_of(ov)).size() != 1) continue;
+              if (value(ov).instruction != op) continue;  // must be a direct user
+              if (!CanShareOperandBufferWithUser(*df_, value(ov).node, i, value(v).node)) continue;
+              events.push_back({HeapEvent::kFree, ov, size_of(ov), 0});
+              freed[ov] = true;
+              events.push_back({HeapEvent::kShareWith, v, size_of(v), ov});
+              end[ov] = end[v];
+              shared_with_[v] = ov;
+              shared = true;
+              break;
+            }
+            if (shared) break;
+          }
+        }
+        if (!shared) {
+          events.push_back({HeapEvent::kAlloc, v, size_of(v), 0});
+          first_of_buffer[b] = v;
+        }
+      }
+      for (ValueId v : ending[static_cast<size_t>(t)]) {
+        if (freed[v]) continue;
+        freed[v] = true;
+        events.push_back({HeapEvent::kFree, v, size_of(v), 0});
+      }
+    }
+
+    const uint32_t id_count = static_cast<uint32_t>(df_->values().size());
+    HeapResult heap = BestHeap(events, id_count, options_.alignment);
+    heap_events_.insert(heap_events_.end(), events.begin(), events.end());
+    out_->stats_.heap_bytes += heap.heap_size;
+    out_->stats_.heap_lower_bound += NoFragmentationPeak(events);
+
+    const int64_t a = NewAllocation(heap.heap_size, color);
+    Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];
+    for (BufferId b : deferred_) {
+      if (buffer_color(b) == color) out_->allocation_of_buffer_[b] = a;
+    }
+    for (ValueId v : values) {
+      const int64_t offset = heap.offsets[v] < 0 ? 0 : heap.offsets[v];
+      alloc.slices.push_back({v, offset, size_of(v)});
+      out_->offset_of_value_[v] = offset;
+    }
+  }
+
+  // ---- thread-local computations (reducers, comparators, ...) --------------------
+  void AssignThreadLocalBuffers() {
+    for (BufferId b = 0; b < df_->buffer_count(); ++b) {
+      const ValueId first = df_->buffer_values(b)[0];
+      const CompId c = parent_of(first);
+      if (out_->call_graph_.is_global[c] || !out_->call_graph_.is_reachable[c]) continue;
+      if (m_.comp(c).is_fusion) continue;
+      const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
+      Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];
+      if (m_.instr(value(first).instruction).opcode == Opcode::kConstant) {
+        alloc.is_constant = true;
+      } else {
+        alloc.is_thread_local = true;
+      }
+      AddBuffer(a, b, 0);
+    }
+  }
+
+  void MarkLiveOut() {
+    for (BufferId b = 0; b < df_->buffer_count(); ++b) {
+      const int64_t a = out_->allocation_of_buffer_[b];
+      if (a >= 0 && df_->buffer_live_out(b)) out_->allocations_[static_cast<size_t>(a)].maybe_live_out = true;
+    }
+  }
+
+  // ---- CombineTempAllocations -------------------------------------------------------
+  void CombineTemps() {
+    std::vector<Allocation>& allocs = out_->allocations_;
+    // std::partition as libstdc++ implements it (not stable), with the
+    // predicate "not a preallocated temp": the order decides which temp is
+    // appended last and so which one escapes the 64-byte padding.
+    size_t first = 0, last = allocs.size();
+    while (true) {
+      while (first != last && !allocs[first].is_temp()) ++first;
+      if (first == last) break;
+      --last;
+      while (first != last && allocs[last].is_temp()) --last;
+      if (first == last) break;
+      std::swap(allocs[first], allocs[last]);
+      ++first;
+    }
+    const size_t temps_begin = first;
+    std::vector<Allocation> combined;
+    for (size_t k = temps_begin; k < allocs.size(); ++k) {
+      Allocation& temp = allocs[k];
+      Allocation* target = nullptr;
+      for (Allocation& c : combined) {
+        if (c.color == temp.color) target = &c;
+      }
+      if (target == nullptr) {
+        combined.push_back(std::move(temp));
+        combined.back().is_combined_temp = true;
+        continue;
+      }
+      const int64_t base = RoundUpTo(target->size, options_.alignment);
+      target->size = base + temp.size;
+      for (Allocation::Slice& slice : temp.slices) {
+        slice.offset += base;
+        target->slices.push_back(slice);
+      }
+    }
+    allocs.resize(temps_begin);
+    for (Allocation& c : combined) allocs.push_back(std::move(c));
+    for (size_t k = 0; k < allocs.size(); ++k) {
+      allocs[k].index = static_cast<int64_t>(k);
+      for (const Allocation::Slice& slice : allocs[k].slices) {
+        out_->allocation_of_buffer_[df_->buffer_of(slice.value)] = static_cast<int64_t>(k);
+        out_->offset_of_value_[slice.value] = slice.offset;
+      }
+    }
+  }
+
+  // ---- summary -----------------------------------------------------------------------
+  void ComputeStats() {
+    AssignmentStats& st = out_->stats_;
+    constexpr int64_t kHostMemorySpace = 5;
+    for (const Allocation& a : out_->allocations_) {
+      const bool host = a.color == kHostMemorySpace;
+      st.total_bytes += a.size;
+      if (a.is_parameter) {
+        (host ? st.host_argument_bytes : st.argument_bytes) += a.size;
+        if (a.aliased_with_output) (host ? st.host_alias_bytes : st.alias_bytes) += a.size;
+      }
+      if (a.maybe_live_out) (host ? st.host_output_bytes : st.output_bytes) += a.size;
+      if (a.is_temp()) (host ? st.host_temp_bytes : st.temp_bytes) += a.size;
+      if (a.is_constant) st.constant_bytes += a.size;
+      if (a.is_thread_local) st.thread_local_bytes += a.size;
+    }
+    // ComputePeakMemory: the largest value of every parameter, constant and
+    // output allocation, plus the peak of the replayed heap.
+    int64_t fixed = 0;
+    for (const Allocation& a : out_->allocations_) {
+      if (a.is_thread_local || !(a.is_parameter || a.is_constant || a.maybe_live_out)) continue;
+      int64_t largest = 0;
+      for (const Allocation::Slice& slice : a.slices) largest = std::max(largest, slice.size);
+      fixed += largest;
+    }
+    int64_t current = 0, peak = 0;
+    std::vector<uint32_t> root(df_->values().size(), kNone);
+    std::vector<int64_t> refs(df_->values().size(), 0);
+    for (const HeapEvent& e : heap_events_) {
+      if (e.kind == HeapEvent::kAlloc) {
+        root[e.buffer] = e.buffer;
+        refs[e.buffer] = 1;
+        current += e.size;
+      } else if (e.kind == HeapEvent::kShareWith) {
+        const uint32_t r = root[e.share_with] == kNone ? e.share_with : root[e.share_with];
+        root[e.buffer] = r;
+        if (refs[r]++ == 0) current += e.size;
+      } else {
+        const uint32_t r = root[e.buffer] == kNone ? e.buffer : root[e.buffer];
+        if (--refs[r] == 0) current -= e.size;
+      }
+      peak = std::max(peak, current);
+    }
+    st.peak_memory_bytes = fixed + peak;
+  }
+
+  BufferAssignment* out_;
+  const Module& m_;
+  AssignmentOptions options_;
+  const Dataflow* df_ = nullptr;
+  std::vector<BufferId> deferred_;
+  std::vector<HeapEvent> heap_events_;
+  absl::flat_hash_map<ValueId, ValueId> shared_with_;
+};
+
+absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::Run(
+    const hlo::Module& module, const AssignmentOptions& options) {
+  std::unique_ptr<BufferAssignment> out(new BufferAssignment());
+  out->module_ = &module;
+  BufferAssigner assigner(out.get(), options);
+  absl::Status status = assigner.Run();
+  if (!status.ok()) return status;
+  return out;
+}
+
+}  // namespace hlomem::analysis

@@ -1,0 +1,124 @@
+// Reproduces XLA's buffer assignment for a scheduled module (the CPU
+// backend's BufferAssigner::Run): live ranges over the flattened schedule,
+// parameter / constant / output / thread-local allocations, in-place reuse,
+// the temp heap laid out by the heap simulator, and temp combination.
+// The result's totals are what XLA prints as "Total bytes used" and what
+// jax's compiled.memory_analysis() reports.
+#ifndef HLOMEM_LIB_ANALYSIS_BUFFER_ASSIGNMENT_H_
+#define HLOMEM_LIB_ANALYSIS_BUFFER_ASSIGNMENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/analysis/dataflow.h"
+#include "lib/hlo/module.h"
+
+namespace hlomem::analysis {
+
+struct AssignmentOptions {
+  // Chunk alignment inside the temp heap and between combined temps:
+  // 64 for XLA's CPU backend (EIGEN_MAX_ALIGN_BYTES), 256 for 2025+ GPU.
+  int64_t alignment = 64;
+};
+
+// Inclusive [start, end] in flattened-schedule steps.
+struct LiveRange {
+  int64_t start = -1;
+  int64_t end = -1;
+  NodeId end_position = kNone;  // the position that decided `end`
+  bool valid() const { return start >= 0; }
+};
+
+struct Allocation {
+  int64_t index = 0;
+  int64_t size = 0;
+  int64_t color = 0;
+  bool is_parameter = false;
+  int64_t parameter_number = -1;
+  ShapeIndex parameter_index;
+  bool aliased_with_output = false;  // a donated parameter reused for an output
+  bool is_constant = false;
+  bool is_thread_local = false;
+  bool is_tuple = false;
+  bool maybe_live_out = false;
+  // True for the one allocation per color that combines the heap and the
+  // non-live-out tuple tables.
+  bool is_combined_temp = false;
+
+  struct Slice {
+    ValueId value;
+    int64_t offset;
+    int64_t size;
+  };
+  std::vector<Slice> slices;
+
+  // XLA's IsPreallocatedTempBuffer.
+  bool is_temp() const {
+    return !is_parameter && !maybe_live_out && !is_thread_local && !is_constant;
+  }
+  bool is_readonly() const { return (is_parameter && !aliased_with_output) || is_constant; }
+};
+
+struct AssignmentStats {
+  int64_t total_bytes = 0;       // "Total bytes used"
+  int64_t argument_bytes = 0;    // memory_analysis().argument_size_in_bytes
+  int64_t output_bytes = 0;      // output_size_in_bytes
+  int64_t alias_bytes = 0;       // alias_size_in_bytes
+  int64_t temp_bytes = 0;        // temp_size_in_bytes
+  int64_t constant_bytes = 0;
+  int64_t thread_local_bytes = 0;
+  // Host-memory-space (S(5)) parts, as memory_analysis() splits them.
+  int64_t host_argument_bytes = 0;
+  int64_t host_output_bytes = 0;
+  int64_t host_alias_bytes = 0;
+  int64_t host_temp_bytes = 0;
+  int64_t peak_memory_bytes = 0;  // XLA's ComputePeakMemory equivalent
+  int64_t heap_bytes = 0;          // temp heap before tuple tables are appended
+  int64_t heap_lower_bound = 0;    // no-fragmentation peak of the heap's values
+};
+
+class BufferAssignment {
+ public:
+  static absl::StatusOr<std::unique_ptr<BufferAssignment>> Run(
+      const hlo::Module& module, const AssignmentOptions& options = {});
+
+  const hlo::Module& module() const { return *module_; }
+  const CallGraph& call_graph() const { return call_graph_; }
+  const FlatSchedule& schedule() const { return schedule_; }
+  const Dataflow& dataflow() const { return *dataflow_; }
+  const std::vector<Allocation>& allocations() const { return allocations_; }
+  const AssignmentStats& stats() const { return stats_; }
+  // Normalized live range of each value (invalid for values with no time).
+  const LiveRange& live_range(ValueId v) const { return ranges_[v]; }
+  // Allocation holding a buffer, or -1 (fusion bodies have none).
+  int64_t allocation_of_buffer(BufferId b) const { return allocation_of_buffer_[b]; }
+  // Offset of a value within its allocation, or -1.
+  int64_t offset_of(ValueId v) const { return offset_of_value_[v]; }
+  int64_t buffer_size(BufferId b) const { return buffer_sizes_[b]; }
+
+ private:
+  BufferAssignment() = default;
+
+  const hlo::Module* module_ = nullptr;
+  CallGraph call_graph_;
+  FlatSchedule schedule_;
+  std::unique_ptr<Dataflow> dataflow_;
+  std::vector<LiveRange> ranges_;
+  std::vector<int64_t> buffer_sizes_;
+  std::vector<Allocation> allocations_;
+  std::vector<int64_t> allocation_of_buffer_;
+  std::vector<int64_t> offset_of_value_;
+  AssignmentStats stats_;
+
+  friend class BufferAssigner;
+};
+
+// Exposed for tests: XLA's CanShareOperandBufferWithUser.
+bool CanShareOperandBufferWithUser(const Dataflow& dataflow, NodeId operand_node,
+                                   InstrId user, NodeId user_node);
+
+}  // namespace hlomem::analysis
+
+#endif  // HLOMEM_LIB_ANALYSIS_BUFFER_ASSIGNMENT_H_

@@ -1,0 +1,141 @@
+// Dataflow and alias analysis over a whole module, reproducing what XLA's
+// HloDataflowAnalysis (SSA form, bitcasts do not define values) and
+// HloAliasAnalysis compute: which instruction outputs define new values,
+// which merely forward existing ones, and which values must share one buffer.
+//
+// Every (instruction, shape index) is a "node"; the nodes of an instruction
+// are numbered in shape pre-order, so the subtree at any tuple index is a
+// contiguous run and forwarding a subtree is a range copy.
+#ifndef HLOMEM_LIB_ANALYSIS_DATAFLOW_H_
+#define HLOMEM_LIB_ANALYSIS_DATAFLOW_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "lib/hlo/module.h"
+
+namespace hlomem::analysis {
+
+using hlo::CompId;
+using hlo::InstrId;
+using hlo::ShapeId;
+using hlo::ShapeIndex;
+using NodeId = uint32_t;
+using ValueId = uint32_t;
+using BufferId = uint32_t;
+inline constexpr uint32_t kNone = 0xffffffffu;
+
+// How a computation is entered (XLA's CallContext).
+enum class CallContext : uint8_t {
+  kNone,         // not called (the entry, or unreachable)
+  kControlFlow,  // call, while, conditional, async: runs in the caller's frame
+  kEmbedded,     // fusion, reduce, sort, map, ...: a per-element function
+};
+
+struct CallGraph {
+  std::vector<CallContext> context;  // per computation
+  // Reachable from the entry through control flow only: these are the
+  // computations whose buffers come from the module's allocations.
+  std::vector<bool> is_global;
+  // Reachable from the entry at all.
+  std::vector<bool> is_reachable;
+};
+
+CallGraph BuildCallGraph(const hlo::Module& module);
+
+// XLA's "flattened" sequential schedule: the entry's sequence with called
+// control-flow computations inlined before their callers.
+struct FlatSchedule {
+  std::vector<InstrId> sequence;       // time t -> instruction
+  std::vector<int64_t> time_of;        // instruction -> time, -1 if absent
+  std::vector<int64_t> span_start;     // per computation, -1 if not flattened
+  std::vector<int64_t> span_end;       // one past its last instruction
+  int64_t end_time() const { return static_cast<int64_t>(sequence.size()); }
+};
+
+FlatSchedule FlattenSchedule(const hlo::Module& module);
+
+struct HloValue {
+  InstrId instruction = hlo::kNoId;  // defining instruction
+  NodeId node = kNone;               // defining node
+  ShapeIndex index;                  // defining shape index
+  ShapeId shape = 0;                 // the defining subshape
+  bool is_phi = false;
+  bool live_out = false;             // appears at a position of the entry root
+  int64_t size = 0;                  // bytes (CPU size function)
+  int64_t color = 0;                 // memory space of the layout
+};
+
+struct HloUse {
+  InstrId user;
+  uint32_t operand_number;
+  NodeId operand_node;  // the node of the operand where the value appears
+};
+
+class Dataflow {
+ public:
+  static absl::StatusOr<Dataflow> Run(const hlo::Module& module, const CallGraph& graph);
+
+  const hlo::Module& module() const { return *module_; }
+
+  // Nodes.
+  NodeId node_begin(InstrId i) const { return node_begin_[i]; }
+  uint32_t node_count(InstrId i) const { return node_begin_[i + 1] - node_begin_[i]; }
+  InstrId node_instruction(NodeId n) const { return node_instruction_[n]; }
+  // The node of `index` within instruction `i`'s shape, kNone if absent.
+  NodeId NodeAt(InstrId i, const ShapeIndex& index) const;
+  ShapeIndex IndexOf(NodeId n) const;
+  ShapeId NodeShape(NodeId n) const { return node_shape_[n]; }
+  bool IsTupleNode(NodeId n) const;
+
+  // The value at a node (kNone for nodes nothing reaches).
+  ValueId value_at(NodeId n) const { return value_at_[n]; }
+  const std::vector<HloValue>& values() const { return values_; }
+  const HloValue& value(ValueId v) const { return values_[v]; }
+  absl::Span<const NodeId> positions(ValueId v) const;
+  absl::Span<const HloUse> uses(ValueId v) const;
+
+  // Buffers: values that must share memory.
+  BufferId buffer_of(ValueId v) const { return buffer_of_[v]; }
+  size_t buffer_count() const { return buffer_values_offsets_.size() - 1; }
+  absl::Span<const ValueId> buffer_values(BufferId b) const;
+  bool buffer_live_out(BufferId b) const;
+
+  // Pairs (operand number, operand index) -> output index that XLA updates
+  // in place for this instruction (dynamic-update-slice, scatter, in-place
+  // fusions, custom-call output_to_operand_aliasing, ...).
+  struct InPlacePair {
+    uint32_t operand;
+    ShapeIndex operand_index;
+    ShapeIndex output_index;
+  };
+  std::vector<InPlacePair> InPlacePairs(InstrId i) const;
+
+ private:
+  const hlo::Module* module_ = nullptr;
+  std::vector<NodeId> node_begin_;
+  std::vector<InstrId> node_instruction_;
+  std::vector<ShapeId> node_shape_;
+  std::vector<ValueId> value_at_;
+  std::vector<HloValue> values_;
+  std::vector<uint32_t> position_offsets_;
+  std::vector<NodeId> position_pool_;
+  std::vector<uint32_t> use_offsets_;
+  std::vector<HloUse> use_pool_;
+  std::vector<BufferId> buffer_of_;
+  std::vector<uint32_t> buffer_values_offsets_;
+  std::vector<ValueId> buffer_values_pool_;
+};
+
+// XLA's MakeInstructionPostOrder for one computation: a depth-first walk
+// from each instruction without users, in text order.
+std::vector<InstrId> InstructionPostOrder(const hlo::Module& module, CompId computation);
+
+// Opcodes whose called computations run as per-element functions.
+bool IsEmbeddedCaller(hlo::Opcode opcode);
+
+}  // namespace hlomem::analysis
+
+#endif  // HLOMEM_LIB_ANALYSIS_DATAFLOW_H_

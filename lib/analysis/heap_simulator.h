@@ -1,0 +1,46 @@
+// XLA's heap simulator: an event stream (alloc / free / share-with) laid
+// out offline by GlobalDecreasingSizeBestFitHeap, once with the spatial and
+// once with the temporal ordering; the smaller heap wins.
+#ifndef HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_
+#define HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace hlomem::analysis {
+
+struct HeapEvent {
+  enum Kind : uint8_t { kAlloc, kFree, kShareWith };
+  Kind kind;
+  uint32_t buffer;      // caller's id (a value id)
+  int64_t size;         // bytes (the size of the value's whole HloBuffer)
+  uint32_t share_with;  // for kShareWith: the buffer whose chunk is reused
+};
+
+struct HeapResult {
+  int64_t heap_size = 0;
+  // Offset per buffer id (indexed by the caller's ids; -1 if absent).
+  std::vector<int64_t> offsets;
+};
+
+enum class HeapOrder { kSpatial, kTemporal };
+
+// Lays out `events` with best-fit in decreasing size (kSpatial) or
+// decreasing lifetime (kTemporal) order. `id_count` bounds the ids used.
+HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
+                                       uint32_t id_count, int64_t alignment,
+                                       HeapOrder order);
+
+// Both orders; the smaller heap wins, ties go to spatial (XLA's
+// ChooseBestHeapAlgorithm over the two).
+HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
+                    int64_t alignment);
+
+// The most bytes live at once when every event is honoured and nothing is
+// fragmented (XLA's NoFragmentationStatsHeap; a share-with counts as an
+// allocation, as there).
+int64_t NoFragmentationPeak(const std::vector<HeapEvent>& events);
+
+}  // namespace hlomem::analysis
+
+#endif  // HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_

@@ -1,0 +1,44 @@
+// Structural comparison of two modules, for tests: the text and the proto of
+// one module must give the same model, and parse -> print -> parse must be a
+// fixed point.
+#ifndef HLOMEM_LIB_HLO_MODULE_DIFF_H_
+#define HLOMEM_LIB_HLO_MODULE_DIFF_H_
+
+#include <string>
+
+#include "lib/hlo/module.h"
+
+namespace hlomem::hlo {
+
+struct DiffOptions {
+  // Differences reported before giving up.
+  int max_differences = 10;
+  // Compare metadata (op_type, op_name, source_file, source_line,
+  // stack_frame_id). Dumps made with --xla_dump_disable_metadata differ
+  // from their protos only there.
+  bool compare_metadata = true;
+  // Compare shapes with their layouts (text without layouts vs proto).
+  bool compare_layouts = true;
+  // Require the computations in the same order. XLA's text printer and its
+  // HloModule::ToProto emit different (both callees-first) orders, so a
+  // text-vs-proto comparison turns this off and pairs computations by name.
+  bool compare_computation_order = true;
+};
+
+// Returns "" when `a` and `b` are structurally equal, else one line per
+// difference (the first few), each naming where it is, e.g.
+//   computation 'main': instruction 'add.3': operands: [x, y] vs [y, x]
+// Compared: module name, entry, is_scheduled; computations (name, order
+// unless turned off,
+// root, is_entry, execution_thread); per computation the instructions in
+// order (name, opcode, shape text, operand names, callee names and roles,
+// parameter_number, tuple_index, fusion_kind, custom_call_target,
+// dimensions, output_operand_aliases, metadata, control predecessor names);
+// input_output_aliases and buffer_donors. Not compared: attribute text,
+// literals, header attributes, ids, source offsets, stack frame tables.
+std::string DiffModules(const Module& a, const Module& b,
+                        const DiffOptions& options = {});
+
+}  // namespace hlomem::hlo
+
+#endif  // HLOMEM_LIB_HLO_MODULE_DIFF_H_

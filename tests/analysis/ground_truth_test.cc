@@ -1,0 +1,78 @@
+// Runs the engine on the after-optimizations HLO text alone, for every case
+// of testdata/jax/MANIFEST.json, and compares with XLA's own numbers: the
+// "Total bytes used" of its buffer assignment and jax's memory_analysis().
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "lib/analysis/buffer_assignment.h"
+#include "lib/base/file_contents.h"
+#include "lib/hlo/text_parser.h"
+#include "nlohmann/json.hpp"
+
+namespace hlomem::analysis {
+namespace {
+
+// The number of cases whose total must match XLA byte for byte. Raise it as
+// the engine improves; the test fails if a change makes fewer cases exact.
+constexpr int kExactTotalFloor = 64;
+
+struct Row {
+  std::string name;
+  int64_t xla = 0, computed = 0;
+  bool stats_exact = false;
+  std::string note;
+};
+
+TEST(GroundTruthTest, TotalsMatchXla) {
+  const std::string root = HLOMEM_TESTDATA_DIR;
+  std::ifstream in(root + "/jax/MANIFEST.json");
+  ASSERT_TRUE(in) << "missing " << root << "/jax/MANIFEST.json";
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  std::vector<Row> rows;
+  int exact = 0, stats_exact = 0, within_one_percent = 0;
+  for (const auto& c : manifest["cases"]) {
+    Row row;
+    row.name = c["name"];
+    row.xla = c["xla_total_bytes"];
+    const std::string path = root + "/" + c["directory"].get<std::string>() + "/" +
+                             c["role_files"]["after_optimizations"].get<std::string>();
+    auto file = FileContents::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    auto modules = hlo::ParseHloText(*file);
+    ASSERT_TRUE(modules.ok()) << modules.status().message();
+    auto assignment = BufferAssignment::Run(modules->front());
+    ASSERT_TRUE(assignment.ok()) << assignment.status().message();
+    const AssignmentStats& st = (*assignment)->stats();
+    row.computed = st.total_bytes;
+    const auto& ma = c["memory_analysis"];
+    row.stats_exact = st.argument_bytes == ma["argument_size_in_bytes"].get<int64_t>() &&
+                      st.output_bytes == ma["output_size_in_bytes"].get<int64_t>() &&
+                      st.alias_bytes == ma["alias_size_in_bytes"].get<int64_t>() &&
+                      st.temp_bytes == ma["temp_size_in_bytes"].get<int64_t>();
+    if (!row.stats_exact) {
+      row.note = "arg " + std::to_string(st.argument_bytes - ma["argument_size_in_bytes"].get<int64_t>()) +
+                 " out " + std::to_string(st.output_bytes - ma["output_size_in_bytes"].get<int64_t>()) +
+                 " alias " + std::to_string(st.alias_bytes - ma["alias_size_in_bytes"].get<int64_t>()) +
+                 " temp " + std::to_string(st.temp_bytes - ma["temp_size_in_bytes"].get<int64_t>());
+    }
+    exact += row.computed == row.xla;
+    stats_exact += row.stats_exact;
+    const double delta = row.xla == 0 ? 0 : std::abs(double(row.computed - row.xla)) / double(row.xla);
+    within_one_percent += delta <= 0.01;
+    rows.push_back(row);
+  }
+  for (const Row& r : rows) {
+    std::printf("%-45s xla %15lld computed %15lld delta %12lld %s%s\n", r.name.c_str(),
+                static_cast<long long>(r.xla), static_cast<long long>(r.computed),
+                static_cast<long long>(r.computed - r.xla), r.stats_exact ? "" : "stats differ: ",
+                r.note.c_str());
+  }
+  std::printf("exact totals: %d/%zu, exact memory_analysis: %d/%zu, within 1%%: %d/%zu\n", exact,
+              rows.size(), stats_exact, rows.size(), within_one_percent, rows.size());
+  EXPECT_GE(exact, kExactTotalFloor);
+}
+
+}  // namespace
+}  // namespace hlomem::analysis
