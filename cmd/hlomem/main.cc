@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/analysis/buffer_assignment.h"
 #include "lib/base/file_contents.h"
 #include "lib/hlo/text_parser.h"
 #include "lib/hlo/verifier.h"
@@ -17,6 +18,29 @@ namespace {
 // Exit codes, the diff/grep convention CI systems expect.
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
+
+// Prints the computed allocations in XLA's buffer-assignment layout.
+int RunAssign(const std::string& path) {
+  auto file = hlomem::FileContents::Open(path);
+  if (!file.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(file.status().message()).c_str());
+    return kExitBadInput;
+  }
+  auto modules = hlomem::hlo::ParseHloText(*file);
+  if (!modules.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(modules.status().message()).c_str());
+    return kExitBadInput;
+  }
+  for (const auto& module : *modules) {
+    auto assignment = hlomem::analysis::BufferAssignment::Run(module);
+    if (!assignment.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(assignment.status().message()).c_str());
+      return kExitBadInput;
+    }
+    std::printf("%s", hlomem::analysis::FormatAllocations(**assignment).c_str());
+  }
+  return kExitOk;
+}
 
 int RunParse(const std::vector<std::string>& paths) {
   int exit_code = kExitOk;
@@ -64,6 +88,11 @@ int main(int argc, char** argv) {
   parse->add_option("paths", parse_paths, "HLO text or proto files, or dump directories")
       ->required();
 
+  std::string assign_path;
+  CLI::App* assign = app.add_subcommand(
+      "buffer-assignment", "Print the computed buffer assignment in XLA's -buffer-assignment.txt layout");
+  assign->add_option("path", assign_path, "HLO text file")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -71,5 +100,6 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   if (parse->parsed()) return RunParse(parse_paths);
+  if (assign->parsed()) return RunAssign(assign_path);
   return kExitBadInput;
 }

@@ -685,6 +685,37 @@ class BufferAssigner {
   absl::flat_hash_map<ValueId, ValueId> shared_with_;
 };
 
+std::string FormatAllocations(const BufferAssignment& assignment) {
+  const Module& m = assignment.module();
+  const Dataflow& df = assignment.dataflow();
+  std::string out;
+  for (const Allocation& a : assignment.allocations()) {
+    absl::StrAppend(&out, "allocation ", a.index, ": size ", a.size);
+    if (a.color != 0) absl::StrAppend(&out, ", color ", a.color);
+    if (a.is_parameter) {
+      absl::StrAppend(&out, ", parameter ", a.parameter_number, " at ShapeIndex ",
+                      hlo::ShapeIndexToString(a.parameter_index));
+    }
+    if (a.is_constant) out.append(", constant");
+    if (a.is_thread_local) out.append(", thread-local");
+    if (a.maybe_live_out) out.append(", maybe-live-out");
+    if (a.is_temp()) out.append(", preallocated-temp");
+    out.append(":\n");
+    std::vector<Allocation::Slice> slices = a.slices;
+    std::sort(slices.begin(), slices.end(),
+              [](const auto& x, const auto& y) { return x.value < y.value; });
+    for (const Allocation::Slice& slice : slices) {
+      const HloValue& v = df.value(slice.value);
+      absl::StrAppend(&out, " value: <", slice.value, " ", m.instr(v.instruction).name);
+      if (m.shape_of(v.instruction).is_tuple()) out.append(hlo::ShapeIndexToString(v.index));
+      absl::StrAppend(&out, v.is_phi ? " (phi)" : "", "> (size=", slice.size,
+                      ",offset=", slice.offset, "): ", m.shapes.ToString(v.shape), "\n");
+    }
+  }
+  absl::StrAppend(&out, "\nTotal bytes used: ", assignment.stats().total_bytes, "\n");
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::Run(
     const hlo::Module& module, const AssignmentOptions& options) {
   std::unique_ptr<BufferAssignment> out(new BufferAssignment());

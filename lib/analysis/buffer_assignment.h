@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -114,6 +115,10 @@ class BufferAssignment {
 
   friend class BufferAssigner;
 };
+
+// The allocations in the layout of XLA's -buffer-assignment.txt, so the two
+// can be compared line by line ("allocation 3: size 64, maybe-live-out:").
+std::string FormatAllocations(const BufferAssignment& assignment);
 
 // Exposed for tests: XLA's CanShareOperandBufferWithUser.
 bool CanShareOperandBufferWithUser(const Dataflow& dataflow, NodeId operand_node,

@@ -139,7 +139,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     }
 
     // Best fit: the smallest free chunk that holds the largest colocation.
-    int64_t best_offset = -1, best_size = kInfinity;
+    int64_t best_offset = -1, best_size = std::numeric_limits<int64_t>::max();
     for (const auto& [chunk_start, chunk_end] : free) {
       const int64_t offset = RoundUpTo(chunk_start, alignment);
       if (offset + max_size > chunk_end) continue;
