@@ -1,5 +1,6 @@
 #include "lib/hlo/module_diff.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -60,14 +61,46 @@ class Differ {
     return id < m.instructions.size() ? std::string(m.instructions[id].name)
                                       : std::string("<none>");
   }
-  static std::string Names(const Module& m, absl::Span<const InstrId> ids) {
+  // An instruction as an operand: its name, or with
+  // structural_get_tuple_elements, "producer#index" for a GTE.
+  std::string Ref(const Module& m, InstrId id) const {
+    std::string suffix;
+    int guard = 0;
+    while (options_.structural_get_tuple_elements && id < m.instructions.size() &&
+           m.instructions[id].opcode == Opcode::kGetTupleElement &&
+           m.operands(id).size() == 1 && ++guard < 64) {
+      suffix = absl::StrCat("#", m.instructions[id].tuple_index, suffix);
+      id = m.operands(id)[0];
+    }
+    return InstrName(m, id) + suffix;
+  }
+  std::string Names(const Module& m, absl::Span<const InstrId> ids) const {
     std::vector<std::string> names;
-    for (InstrId id : ids) names.push_back(InstrName(m, id));
+    for (InstrId id : ids) names.push_back(Ref(m, id));
     return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
   }
+  // The instructions of a computation that the walk compares.
+  std::vector<InstrId> Walked(const Module& m, CompId c) const {
+    std::vector<InstrId> ids;
+    for (InstrId id : m.instructions_of(c)) {
+      if (options_.structural_get_tuple_elements &&
+          m.instructions[id].opcode == Opcode::kGetTupleElement) {
+        continue;
+      }
+      ids.push_back(id);
+    }
+    return ids;
+  }
+  // Callees grouped by role (stable, so branch order counts): the text
+  // parser lists a while's callees as written (condition, body), the proto
+  // in XLA's called_computations() order (body, condition).
   static std::string Callees(const Module& m, InstrId id) {
+    std::vector<Callee> callees(m.callees(id).begin(), m.callees(id).end());
+    std::stable_sort(callees.begin(), callees.end(), [](const Callee& x, const Callee& y) {
+      return static_cast<int>(x.role) < static_cast<int>(y.role);
+    });
     std::vector<std::string> parts;
-    for (const Callee& c : m.callees(id)) {
+    for (const Callee& c : callees) {
       parts.push_back(absl::StrCat(CallRoleName(c.role), "=", CompName(m, c.computation)));
     }
     return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
@@ -80,12 +113,13 @@ class Differ {
     }
     return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
   }
-  static std::string Metadata(const Module& m, InstrId id) {
+  std::string Metadata(const Module& m, InstrId id) const {
     const OpMetadata& md = m.metadata_of(id);
+    const int64_t frame = options_.compare_stack_frame_ids ? md.stack_frame_id : 0;
     return absl::StrCat("{op_type=\"", Unescaped(md.op_type), "\" op_name=\"",
                         Unescaped(md.op_name), "\" source_file=\"",
                         Unescaped(md.source_file), "\" source_line=", md.source_line,
-                        " stack_frame_id=", md.stack_frame_id, "}");
+                        " stack_frame_id=", frame, "}");
   }
   std::string Shape(const Module& m, InstrId id) const {
     return m.shapes.ToString(m.instructions[id].shape, options_.compare_layouts);
@@ -156,12 +190,12 @@ void Differ::CompareComputation(CompId ca, CompId cb) {
   }
   Compare(where, "is_entry", x.is_entry, y.is_entry);
   CompareText(where, "execution_thread", x.execution_thread, y.execution_thread);
-  Compare(where, "root", InstrName(a_, x.root), InstrName(b_, y.root));
-  Compare(where, "instruction count", x.instruction_count, y.instruction_count);
-  const uint32_t n = std::min(x.instruction_count, y.instruction_count);
-  for (uint32_t k = 0; k < n && !Full(); ++k) {
-    CompareInstruction(where, x.first_instruction + k, y.first_instruction + k);
-  }
+  Compare(where, "root", Ref(a_, x.root), Ref(b_, y.root));
+  const std::vector<InstrId> ia = Walked(a_, ca);
+  const std::vector<InstrId> ib = Walked(b_, cb);
+  Compare(where, "instruction count", ia.size(), ib.size());
+  const size_t n = std::min(ia.size(), ib.size());
+  for (size_t k = 0; k < n && !Full(); ++k) CompareInstruction(where, ia[k], ib[k]);
 }
 
 std::string Differ::Run() {

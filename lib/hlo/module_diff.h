@@ -23,6 +23,15 @@ struct DiffOptions {
   // HloModule::ToProto emit different (both callees-first) orders, so a
   // text-vs-proto comparison turns this off and pairs computations by name.
   bool compare_computation_order = true;
+  // Compare metadata stack_frame_id (older text dumps omit it while the
+  // proto of the same module carries it).
+  bool compare_stack_frame_ids = true;
+  // Treat get-tuple-element instructions as plumbing: leave them out of the
+  // positional walk and name every operand that is one by its structure,
+  // "producer#index". 2026 dumps print compact GTEs (`%x#1`), so the text
+  // model's synthesized GTEs have neither the proto's names nor its
+  // schedule positions.
+  bool structural_get_tuple_elements = false;
 };
 
 // Returns "" when `a` and `b` are structurally equal, else one line per
@@ -34,8 +43,11 @@ struct DiffOptions {
 // order (name, opcode, shape text, operand names, callee names and roles,
 // parameter_number, tuple_index, fusion_kind, custom_call_target,
 // dimensions, output_operand_aliases, metadata, control predecessor names);
-// input_output_aliases and buffer_donors. Not compared: attribute text,
-// literals, header attributes, ids, source offsets, stack frame tables.
+// input_output_aliases and buffer_donors. Callees are compared grouped by
+// role (a while's body/condition in either order); metadata strings and
+// custom_call_target after C-unescaping (the text parser keeps escapes).
+// Not compared: attribute text, literals, header attributes, ids, source
+// offsets, stack frame tables.
 std::string DiffModules(const Module& a, const Module& b,
                         const DiffOptions& options = {});
 

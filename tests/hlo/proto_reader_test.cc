@@ -1,6 +1,7 @@
 #include "lib/hlo/proto_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -548,6 +549,17 @@ int64_t JsonInt(const std::string& json, const std::string& key) {
   return std::stoll(json.substr(pos + needle.size()));
 }
 
+// 2026 dumps print get-tuple-elements inline as `%producer#index`.
+bool HasCompactGte(const std::string& text) {
+  for (size_t pos = text.find('#'); pos != std::string::npos; pos = text.find('#', pos + 1)) {
+    if (pos > 0 && pos + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[pos + 1])) &&
+        (std::isalnum(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '_')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 TEST(ProtoReaderJaxTest, TextAndProtoGiveTheSameModel) {
   const std::vector<JaxCase> cases = FindJaxCases();
   if (cases.empty()) GTEST_SKIP() << "no testdata/jax/*/*after_optimizations.hlo.pb found";
@@ -573,6 +585,8 @@ TEST(ProtoReaderJaxTest, TextAndProtoGiveTheSameModel) {
     ASSERT_EQ(from_text->size(), 1u);
     DiffOptions options;
     options.compare_computation_order = false;
+    options.compare_stack_frame_ids = !from_text->front().stack_frames.empty();
+    options.structural_get_tuple_elements = HasCompactGte(ReadAll(c.text));
     EXPECT_EQ(DiffModules(from_text->front(), from_proto->module, options), "");
     ++compared;
   }
@@ -662,7 +676,36 @@ TEST(ProtoReaderJaxTest, PeakMemoryMatchesJaxMemoryAnalysis) {
         stats->Stats().temp_bytes != JsonInt(json, "temp_size_in_bytes")) {
       continue;
     }
-    EXPECT_EQ(dump::ComputePeakMemory(*read->buffer_assignment), expected);
+    // jaxlib 0.7.0's serialized assignment kept the heap traces, 0.12's does
+    // not, so jax's number is ComputePeakMemory or its static part.
+    const std::string case_json =
+        ReadAll((fs::path(c.memory_analysis).parent_path() / "case.json").string());
+    const bool old_jax = case_json.find("\"jaxlib_version\": \"0.7.0\"") != std::string::npos;
+    const bool new_jax = case_json.find("\"jaxlib_version\": \"0.12.0.1\"") != std::string::npos;
+    const int64_t static_bytes = dump::StaticPeakBytes(*read->buffer_assignment);
+    const int64_t full_bytes = dump::ComputePeakMemory(*read->buffer_assignment);
+    if (old_jax) {
+      EXPECT_EQ(full_bytes, expected);
+    } else if (new_jax) {
+      EXPECT_EQ(static_bytes, expected);
+    } else {
+      EXPECT_TRUE(expected == static_bytes || expected == full_bytes) << expected;
+    }
+    // The traces' peak fits in the temp allocations (heap_size includes
+    // fragmentation, the replay does not).
+    int64_t heap_peak = 0;
+    for (const dump::HeapTraceReplay& replay :
+         dump::ReplayHeapSimulatorTraces(*read->buffer_assignment)) {
+      EXPECT_EQ(replay.unknown_buffer_events, 0);
+      EXPECT_LE(replay.peak_bytes, stats->Stats().temp_bytes);
+      if (replay.event_count > 0) {
+        EXPECT_GT(replay.peak_bytes, 0);
+        EXPECT_GE(replay.peak_event, 0);
+        EXPECT_FALSE(replay.live_at_peak.empty());
+      }
+      heap_peak = std::max(heap_peak, replay.peak_bytes);
+    }
+    EXPECT_EQ(full_bytes, static_bytes + heap_peak);
     ++compared;
   }
   EXPECT_GT(compared, 0);

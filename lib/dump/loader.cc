@@ -1,0 +1,209 @@
+#include "lib/dump/loader.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/diagnostic.h"
+#include "lib/base/file_contents.h"
+#include "lib/dump/xla_buffer_assignment_proto.h"
+#include "lib/hlo/proto_reader.h"
+#include "lib/hlo/verifier.h"
+
+namespace hlomem::dump {
+namespace {
+
+// What a file holds, judged by its first bytes rather than its name.
+enum class Content { kHloText, kBinaryProto, kTextProto, kBufferAssignment, kEmpty };
+
+Content SniffContent(absl::string_view path, absl::string_view data) {
+  size_t k = 0;
+  while (k < data.size() && (data[k] == ' ' || data[k] == '\n' || data[k] == '\t' ||
+                             data[k] == '\r')) {
+    ++k;
+  }
+  if (k == data.size()) return Content::kEmpty;
+  const absl::string_view head = data.substr(k, 64);
+  if (absl::StartsWith(head, "BufferAssignment")) return Content::kBufferAssignment;
+  if (absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".textproto") ||
+      absl::StartsWith(head, "hlo_module {") || absl::StartsWith(head, "hlo {")) {
+    return Content::kTextProto;
+  }
+  // HLO text is printable ASCII; protos start with a field tag byte.
+  for (size_t i = k; i < data.size() && i < k + 256; ++i) {
+    const unsigned char c = static_cast<unsigned char>(data[i]);
+    if (c < 0x09 || (c > 0x0d && c < 0x20)) return Content::kBinaryProto;
+  }
+  return Content::kHloText;
+}
+
+struct ParsedHlo {
+  std::vector<hlo::Module> modules;
+  std::optional<XlaBufferAssignment> xla;  // from an HloProto's field 3
+};
+
+absl::StatusOr<ParsedHlo> ParseHloFile(const std::string& path, const LoadOptions& options,
+                                       bool* was_buffer_assignment) {
+  *was_buffer_assignment = false;
+  absl::StatusOr<std::shared_ptr<const FileContents>> file = FileContents::Open(path);
+  if (!file.ok()) return file.status();
+  ParsedHlo parsed;
+  switch (SniffContent(path, (*file)->data())) {
+    case Content::kEmpty:
+      return FileError(path, "file is empty");
+    case Content::kBufferAssignment:
+      *was_buffer_assignment = true;
+      return parsed;
+    case Content::kHloText: {
+      absl::StatusOr<std::vector<hlo::Module>> modules = hlo::ParseHloText(*file, options.parse);
+      if (!modules.ok()) return modules.status();
+      parsed.modules = std::move(*modules);
+      break;
+    }
+    case Content::kBinaryProto:
+    case Content::kTextProto: {
+      const bool text = SniffContent(path, (*file)->data()) == Content::kTextProto;
+      absl::StatusOr<hlo::ProtoReadResult> read =
+          text ? hlo::ReadHloProtoText(*file) : hlo::ReadHloProto(*file);
+      if (!read.ok()) return read.status();
+      if (options.read_xla_assignment && read->has_buffer_assignment()) {
+        absl::StatusOr<XlaBufferAssignment> xla = XlaBufferAssignmentFromProto(*read);
+        if (xla.ok()) parsed.xla = std::move(*xla);
+      }
+      parsed.modules.push_back(std::move(read->module));
+      break;
+    }
+  }
+  for (const hlo::Module& m : parsed.modules) {
+    absl::Status verified = hlo::VerifyModule(m);
+    if (!verified.ok()) return verified;
+  }
+  return parsed;
+}
+
+absl::StatusOr<XlaBufferAssignment> ReadXlaAssignment(const DumpModuleFiles& files,
+                                                      std::vector<std::string>* read) {
+  auto open = [&](const std::string& path) -> absl::StatusOr<std::shared_ptr<const FileContents>> {
+    read->push_back(path);
+    return FileContents::Open(path);
+  };
+  absl::StatusOr<std::shared_ptr<const FileContents>> text = open(files.buffer_assignment);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<XlaBufferAssignment> assignment =
+      ParseXlaBufferAssignment(files.buffer_assignment, (*text)->data());
+  if (!assignment.ok()) return assignment.status();
+  if (!files.buffer_assignment_values.empty()) {
+    absl::StatusOr<std::shared_ptr<const FileContents>> values = open(files.buffer_assignment_values);
+    if (!values.ok()) return values.status();
+    absl::Status status = ParseXlaBufferAssignmentValues(files.buffer_assignment_values,
+                                                         (*values)->data(), &*assignment);
+    if (!status.ok()) return status;
+  }
+  if (!files.live_range.empty() && !assignment->live_range) {
+    absl::StatusOr<std::shared_ptr<const FileContents>> live = open(files.live_range);
+    if (!live.ok()) return live.status();
+    absl::StatusOr<std::optional<XlaLiveRange>> range =
+        ParseXlaLiveRange(files.live_range, (*live)->data());
+    if (!range.ok()) return range.status();
+    assignment->live_range = std::move(*range);
+  }
+  return assignment;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
+                                     const LoadOptions& options) {
+  DiscoveryOptions discovery_options;
+  discovery_options.stage = options.stage;
+  absl::StatusOr<DiscoveryResult> discovered = DiscoverDumps(paths, discovery_options);
+  if (!discovered.ok()) return discovered.status();
+  LoadResult result;
+  result.warnings = discovered->warnings;
+
+  // A file the user named is theirs to fix: its errors fail the run. Files
+  // found by walking a directory only warn when something else loads.
+  auto named_explicitly = [&](const std::string& path) {
+    for (const std::string& p : paths) {
+      if (p == path) return true;
+    }
+    return false;
+  };
+  absl::Status first_error;
+  for (DumpModuleFiles& files : discovered->modules) {
+    std::vector<std::string> read;
+    std::optional<XlaBufferAssignment> xla;
+    std::vector<std::string> module_warnings;
+    if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
+      absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &read);
+      if (assignment.ok()) {
+        xla = std::move(*assignment);
+      } else {
+        module_warnings.push_back(absl::StrCat(assignment.status().message(),
+                                               "\n(XLA's buffer assignment is ignored)"));
+      }
+    }
+    const std::string hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+    if (hlo_path.empty()) {
+      if (!xla) continue;
+      LoadedModule loaded;
+      loaded.files = files;
+      loaded.files_read = std::move(read);
+      loaded.xla = std::move(xla);
+      loaded.warnings = std::move(module_warnings);
+      result.modules.push_back(std::move(loaded));
+      continue;
+    }
+    read.insert(read.begin(), hlo_path);
+    bool was_buffer_assignment = false;
+    absl::StatusOr<ParsedHlo> parsed = ParseHloFile(hlo_path, options, &was_buffer_assignment);
+    if (was_buffer_assignment) {
+      // A standalone -buffer-assignment.txt: XLA's numbers without the HLO.
+      files.buffer_assignment = hlo_path;
+      files.hlo_text.clear();
+      std::vector<std::string> ba_read;
+      absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &ba_read);
+      if (!assignment.ok()) {
+        if (first_error.ok()) first_error = assignment.status();
+        if (named_explicitly(hlo_path)) return assignment.status();
+        result.warnings.push_back(std::string(assignment.status().message()));
+        continue;
+      }
+      LoadedModule loaded;
+      loaded.files = files;
+      loaded.files_read = std::move(ba_read);
+      loaded.xla = std::move(*assignment);
+      result.modules.push_back(std::move(loaded));
+      continue;
+    }
+    if (!parsed.ok()) {
+      if (named_explicitly(hlo_path)) return parsed.status();
+      if (first_error.ok()) first_error = parsed.status();
+      result.warnings.push_back(
+          absl::StrCat(parsed.status().message(), "\n", hlo_path, ": warning: module skipped"));
+      continue;
+    }
+    if (!xla && parsed->xla) xla = std::move(parsed->xla);
+    const bool several = parsed->modules.size() > 1;
+    for (hlo::Module& module : parsed->modules) {
+      LoadedModule loaded;
+      loaded.files = files;
+      if (several || loaded.files.module_name.empty()) {
+        loaded.files.module_name = std::string(module.name);
+      }
+      loaded.files_read = read;
+      loaded.module = std::move(module);
+      // XLA's assignment belongs to a single module per file.
+      if (!several) loaded.xla = std::move(xla);
+      loaded.warnings = module_warnings;
+      result.modules.push_back(std::move(loaded));
+    }
+  }
+  if (result.modules.empty()) {
+    if (!first_error.ok()) return first_error;
+    return absl::InvalidArgumentError(
+        absl::StrCat(paths.empty() ? std::string("<no path>") : paths.front(),
+                     ": error: no HLO module could be read"));
+  }
+  return result;
+}
+
+}  // namespace hlomem::dump

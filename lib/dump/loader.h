@@ -1,0 +1,47 @@
+// Turns paths (dump directories, files) into parsed modules with XLA's own
+// buffer assignment where the dump has it. A file that fails to parse inside
+// a directory becomes a warning naming it, so one truncated dump does not
+// hide the others; a bad file named explicitly is an error.
+#ifndef HLOMEM_LIB_DUMP_LOADER_H_
+#define HLOMEM_LIB_DUMP_LOADER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/dump/discovery.h"
+#include "lib/dump/xla_buffer_assignment.h"
+#include "lib/hlo/module.h"
+#include "lib/hlo/text_parser.h"
+
+namespace hlomem::dump {
+
+struct LoadOptions {
+  Stage stage = Stage::kAfterOptimizations;
+  hlo::ParseOptions parse;
+  // Read XLA's buffer-assignment files (and the proto's field 3) too.
+  bool read_xla_assignment = true;
+};
+
+struct LoadedModule {
+  DumpModuleFiles files;
+  // The files actually read for this module, in the order read.
+  std::vector<std::string> files_read;
+  // Absent when the dump had only XLA's report files for this module.
+  std::optional<hlo::Module> module;
+  std::optional<XlaBufferAssignment> xla;
+  std::vector<std::string> warnings;
+};
+
+struct LoadResult {
+  std::vector<LoadedModule> modules;
+  std::vector<std::string> warnings;  // "path: warning: ..." lines
+};
+
+absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
+                                     const LoadOptions& options);
+
+}  // namespace hlomem::dump
+
+#endif  // HLOMEM_LIB_DUMP_LOADER_H_

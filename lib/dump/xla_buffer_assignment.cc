@@ -1,0 +1,738 @@
+#include "lib/dump/xla_buffer_assignment.h"
+
+#include <cstddef>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/bytes.h"
+#include "lib/base/diagnostic.h"
+#include "lib/base/status_macros.h"
+
+namespace hlomem::dump {
+namespace {
+
+// Iterates over the lines of `text` from `pos`, without copying. A trailing
+// '\r' is dropped so files that went through Windows tools still parse.
+class LineReader {
+ public:
+  LineReader(absl::string_view text, size_t pos) : text_(text), pos_(pos) {}
+
+  // Stores the next line and its byte offset; false at the end.
+  bool Next(absl::string_view* line, size_t* offset) {
+    if (pos_ >= text_.size()) return false;
+    *offset = pos_;
+    size_t end = text_.find('\n', pos_);
+    if (end == absl::string_view::npos) end = text_.size();
+    *line = text_.substr(pos_, end - pos_);
+    if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+    pos_ = end + 1;
+    return true;
+  }
+
+ private:
+  absl::string_view text_;
+  size_t pos_;
+};
+
+// A position inside one line, with the line's offset in the whole text so
+// diagnostics can point at the exact byte.
+struct Cursor {
+  absl::string_view line;
+  size_t line_offset = 0;
+  size_t pos = 0;
+
+  size_t offset() const { return line_offset + pos; }
+  absl::string_view rest() const { return line.substr(pos); }
+  bool AtEnd() const { return pos >= line.size(); }
+  bool Consume(absl::string_view literal) {
+    if (!absl::StartsWith(rest(), literal)) return false;
+    pos += literal.size();
+    return true;
+  }
+};
+
+enum class IntResult { kOk, kMissing, kOverflow };
+
+// [-]digits, with overflow detection (sizes come from untrusted files).
+IntResult ConsumeInt(Cursor& cursor, int64_t* value) {
+  size_t pos = cursor.pos;
+  const bool negative = pos < cursor.line.size() && cursor.line[pos] == '-';
+  if (negative) ++pos;
+  const size_t digits_start = pos;
+  int64_t result = 0;
+  while (pos < cursor.line.size() &&
+         absl::ascii_isdigit(static_cast<unsigned char>(cursor.line[pos]))) {
+    const int digit = cursor.line[pos] - '0';
+    if (result > (std::numeric_limits<int64_t>::max() - digit) / 10) {
+      return IntResult::kOverflow;
+    }
+    result = result * 10 + digit;
+    ++pos;
+  }
+  if (pos == digits_start) return IntResult::kMissing;
+  cursor.pos = pos;
+  *value = negative ? -result : result;
+  return IntResult::kOk;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  const std::optional<int64_t> sum = CheckedAdd(a, b);
+  return sum.has_value() ? *sum : std::numeric_limits<int64_t>::max();
+}
+
+// Shared error reporting and token readers for the three text formats.
+class TextParser {
+ public:
+  TextParser(absl::string_view path, absl::string_view text)
+      : path_(path), text_(text) {}
+
+  absl::string_view text() const { return text_; }
+
+  // A diagnostic at `offset`. When the offset lies on a last line that has
+  // no newline, the file was probably cut short, which is worth saying.
+  absl::Status Error(size_t offset, absl::string_view message) const {
+    const bool on_unterminated_last_line =
+        !text_.empty() && text_.back() != '\n' &&
+        text_.find('\n', offset) == absl::string_view::npos;
+    if (on_unterminated_last_line) {
+      return ErrorAt(path_, text_, offset,
+                     absl::StrCat(message,
+                                  " (the file ends here mid-line; "
+                                  "was it truncated?)"));
+    }
+    return ErrorAt(path_, text_, offset, message);
+  }
+
+  absl::Status Expect(Cursor& cursor, absl::string_view literal) const {
+    if (cursor.Consume(literal)) return absl::OkStatus();
+    return Error(cursor.offset(), absl::StrCat("expected '", literal, "'"));
+  }
+
+  absl::Status ExpectInt(Cursor& cursor, absl::string_view what,
+                         int64_t* value) const {
+    const size_t at = cursor.offset();
+    switch (ConsumeInt(cursor, value)) {
+      case IntResult::kOk:
+        return absl::OkStatus();
+      case IntResult::kMissing:
+        return Error(at, absl::StrCat("expected ", what, " (an integer)"));
+      case IntResult::kOverflow:
+        return Error(at, absl::StrCat(what, " does not fit in 64 bits"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ExpectNonNegativeInt(Cursor& cursor, absl::string_view what,
+                                    int64_t* value) const {
+    const size_t at = cursor.offset();
+    HLOMEM_RETURN_IF_ERROR(ExpectInt(cursor, what, value));
+    if (*value < 0) {
+      return Error(at, absl::StrCat(what, " must not be negative"));
+    }
+    return absl::OkStatus();
+  }
+
+  // `{}`, `{3}`, `{0,1}` (ShapeIndex::ToString; spaces tolerated).
+  absl::Status ExpectShapeIndex(Cursor& cursor,
+                                std::vector<int64_t>* index) const {
+    HLOMEM_RETURN_IF_ERROR(Expect(cursor, "{"));
+    index->clear();
+    cursor.Consume(" ");
+    if (cursor.Consume("}")) return absl::OkStatus();
+    while (true) {
+      int64_t element = 0;
+      HLOMEM_RETURN_IF_ERROR(
+          ExpectNonNegativeInt(cursor, "shape index element", &element));
+      index->push_back(element);
+      cursor.Consume(" ");
+      if (cursor.Consume("}")) return absl::OkStatus();
+      if (!cursor.Consume(",")) {
+        return Error(cursor.offset(), "expected ',' or '}' in a shape index");
+      }
+      cursor.Consume(" ");
+    }
+  }
+
+  // An instruction name: everything up to one of `stops` (names never hold
+  // braces, colons, spaces or '>'). Must be non-empty.
+  absl::Status ExpectName(Cursor& cursor, absl::string_view stops,
+                          std::string* name) const {
+    const absl::string_view rest = cursor.rest();
+    const size_t end = rest.find_first_of(stops);
+    const size_t length = end == absl::string_view::npos ? rest.size() : end;
+    if (length == 0) {
+      return Error(cursor.offset(), "expected an instruction name");
+    }
+    name->assign(rest.data(), length);
+    cursor.pos += length;
+    return absl::OkStatus();
+  }
+
+  // `Total bytes used: N[ (human)]` after the label has been consumed.
+  absl::Status ParseTotalBytes(Cursor& cursor, int64_t* total) const {
+    HLOMEM_RETURN_IF_ERROR(
+        ExpectNonNegativeInt(cursor, "total byte count", total));
+    if (!cursor.AtEnd() && !cursor.Consume(" (")) {
+      return Error(cursor.offset(),
+                   "expected end of line or ' (' after the byte count");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::string_view path_;
+  absl::string_view text_;
+};
+
+// ---------------------------------------------------------------------------
+// Buffer assignment: allocation headers and value lines.
+
+// `allocation I: size N[, attribute]*:` (BufferAllocation::ToShortString).
+// Also the 2019 form `allocation I: 0x7f..., size N...`.
+absl::Status ParseAllocationHeader(const TextParser& parser, Cursor& cursor,
+                                   XlaAllocation* allocation) {
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "allocation "));
+  HLOMEM_RETURN_IF_ERROR(parser.ExpectNonNegativeInt(cursor, "allocation index",
+                                                     &allocation->index));
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ": "));
+  if (cursor.Consume("0x")) {  // pre-2019-09 pointer
+    const size_t comma = cursor.rest().find(", ");
+    if (comma == absl::string_view::npos) {
+      return parser.Error(cursor.offset(), "expected ', size' after pointer");
+    }
+    cursor.pos += comma + 2;
+  }
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "size "));
+  HLOMEM_RETURN_IF_ERROR(parser.ExpectNonNegativeInt(cursor, "allocation size",
+                                                     &allocation->size));
+
+  if (cursor.line.empty() || cursor.line.back() != ':' ||
+      cursor.pos >= cursor.line.size()) {
+    return parser.Error(cursor.line_offset + cursor.line.size(),
+                        "expected ':' at the end of the allocation header");
+  }
+  // Attributes live between here and the final ':'.
+  const size_t attributes_end = cursor.line.size() - 1;
+  while (cursor.pos < attributes_end) {
+    if (!cursor.Consume(", ")) {
+      return parser.Error(cursor.offset(),
+                          "expected ', ' before an allocation attribute");
+    }
+    if (cursor.Consume("color ")) {
+      HLOMEM_RETURN_IF_ERROR(
+          parser.ExpectNonNegativeInt(cursor, "color", &allocation->color));
+    } else if (cursor.Consume("page ")) {
+      HLOMEM_RETURN_IF_ERROR(
+          parser.ExpectNonNegativeInt(cursor, "page", &allocation->page));
+    } else if (cursor.Consume("parameter ")) {
+      allocation->is_parameter = true;
+      HLOMEM_RETURN_IF_ERROR(parser.ExpectNonNegativeInt(
+          cursor, "parameter number", &allocation->parameter_number));
+      if (cursor.Consume(", shape |")) {
+        const size_t bar = cursor.rest().find('|');
+        if (bar == absl::string_view::npos ||
+            cursor.pos + bar >= attributes_end) {
+          return parser.Error(cursor.offset(),
+                              "unterminated parameter shape (missing '|')");
+        }
+        allocation->parameter_shape = std::string(cursor.rest().substr(0, bar));
+        cursor.pos += bar + 1;
+      }
+      HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " at ShapeIndex "));
+      HLOMEM_RETURN_IF_ERROR(
+          parser.ExpectShapeIndex(cursor, &allocation->parameter_index));
+    } else if (cursor.Consume("output shape is |")) {
+      allocation->is_output = true;
+      const size_t bar = cursor.rest().find('|');
+      if (bar == absl::string_view::npos ||
+          cursor.pos + bar >= attributes_end) {
+        return parser.Error(cursor.offset(),
+                            "unterminated output shape (missing '|')");
+      }
+      allocation->output_shape = std::string(cursor.rest().substr(0, bar));
+      cursor.pos += bar + 1;
+    } else if (cursor.Consume("constant")) {
+      allocation->is_constant = true;
+    } else if (cursor.Consume("thread-local")) {
+      allocation->is_thread_local = true;
+    } else if (cursor.Consume("maybe-live-out")) {
+      allocation->maybe_live_out = true;
+    } else if (cursor.Consume("preallocated-temp")) {
+      allocation->is_preallocated_temp = true;
+    } else {
+      // A newer XLA may add attributes: keep the text up to the next ", "
+      // rather than rejecting the whole file.
+      const absl::string_view rest =
+          cursor.line.substr(cursor.pos, attributes_end - cursor.pos);
+      size_t end = rest.find(", ");
+      if (end == absl::string_view::npos) end = rest.size();
+      if (end == 0) {
+        return parser.Error(cursor.offset(), "empty allocation attribute");
+      }
+      allocation->other_attributes.emplace_back(rest.substr(0, end));
+      cursor.pos += end;
+    }
+    if (cursor.pos > attributes_end) {
+      return parser.Error(cursor.line_offset + attributes_end,
+                          "allocation attribute runs past the final ':'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ` value: <ID NAME[{INDEX}][ (phi)][ @COLOR]> (size=S,offset=O): SHAPE`
+absl::Status ParseValueLine(const TextParser& parser, Cursor& cursor,
+                            XlaValue* value) {
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " value: <"));
+  HLOMEM_RETURN_IF_ERROR(
+      parser.ExpectNonNegativeInt(cursor, "value id", &value->id));
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " "));
+  HLOMEM_RETURN_IF_ERROR(parser.ExpectName(cursor, "{ >", &value->instruction));
+  if (!cursor.rest().empty() && cursor.rest()[0] == '{') {
+    HLOMEM_RETURN_IF_ERROR(
+        parser.ExpectShapeIndex(cursor, &value->shape_index));
+  }
+  if (cursor.Consume(" (phi)")) value->is_phi = true;
+  if (cursor.Consume(" @")) {
+    HLOMEM_RETURN_IF_ERROR(
+        parser.ExpectNonNegativeInt(cursor, "value color", &value->color));
+  }
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ">"));
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " (size="));
+  HLOMEM_RETURN_IF_ERROR(
+      parser.ExpectNonNegativeInt(cursor, "value size", &value->size));
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ",offset="));
+  HLOMEM_RETURN_IF_ERROR(
+      parser.ExpectNonNegativeInt(cursor, "value offset", &value->offset));
+  HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "): "));
+  if (cursor.AtEnd()) {
+    return parser.Error(cursor.offset(), "expected the value's shape");
+  }
+  value->shape = std::string(cursor.rest());
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// HloLiveRange::ToString.
+
+enum class LiveRangeSection { kNone, kSequence, kBuffers, kPeak, kSkipped };
+
+// Parses from `pos` (the `HloLiveRange (max T):` line) to the end of `text`
+// or to the next line that starts in column 0.
+absl::Status ParseLiveRangeAt(const TextParser& parser, size_t pos,
+                              XlaLiveRange* live_range) {
+  LineReader reader(parser.text(), pos);
+  absl::string_view line;
+  size_t offset = 0;
+  if (!reader.Next(&line, &offset)) {
+    return parser.Error(pos, "expected 'HloLiveRange (max T):'");
+  }
+  {
+    Cursor cursor{line, offset};
+    HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "HloLiveRange (max "));
+    HLOMEM_RETURN_IF_ERROR(parser.ExpectInt(cursor, "maximum logical time",
+                                            &live_range->max_time));
+    HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "):"));
+  }
+
+  LiveRangeSection section = LiveRangeSection::kNone;
+  while (reader.Next(&line, &offset)) {
+    if (line.empty()) continue;
+    Cursor cursor{line, offset};
+    if (!absl::StartsWith(line, "  ")) break;  // something else follows
+    if (!absl::StartsWith(line, "    ")) {
+      // A section header, indented by two.
+      if (line == "  InstructionSequence:") {
+        section = LiveRangeSection::kSequence;
+      } else if (line == "  BufferLiveRange:") {
+        section = LiveRangeSection::kBuffers;
+      } else if (cursor.Consume("  Live ranges at ") &&
+                 ConsumeInt(cursor, &live_range->peak_time) == IntResult::kOk &&
+                 cursor.rest() == " (peak):") {
+        section = LiveRangeSection::kPeak;
+      } else {
+        // "Stack trace breakdown for peak usage" (2025-07+), "Live ranges at
+        // every moment" (2021): not needed, skip their bodies.
+        section = LiveRangeSection::kSkipped;
+      }
+      continue;
+    }
+    cursor.pos = 4;
+    switch (section) {
+      case LiveRangeSection::kNone:
+        return parser.Error(offset,
+                            "expected a section header such as "
+                            "'  InstructionSequence:'");
+      case LiveRangeSection::kSkipped:
+        break;
+      case LiveRangeSection::kSequence: {
+        int64_t time = 0;
+        HLOMEM_RETURN_IF_ERROR(parser.ExpectInt(cursor, "logical time", &time));
+        if (time != static_cast<int64_t>(live_range->sequence.size())) {
+          return parser.Error(offset + 4,
+                              absl::StrCat("expected logical time ",
+                                           live_range->sequence.size()));
+        }
+        HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ":"));
+        if (cursor.AtEnd()) {
+          return parser.Error(cursor.offset(), "expected an instruction name");
+        }
+        live_range->sequence.emplace_back(cursor.rest());
+        break;
+      }
+      case LiveRangeSection::kBuffers: {
+        XlaLiveRange::Range range;
+        HLOMEM_RETURN_IF_ERROR(
+            parser.ExpectName(cursor, "{:", &range.instruction));
+        if (!cursor.rest().empty() && cursor.rest()[0] == '{') {
+          HLOMEM_RETURN_IF_ERROR(
+              parser.ExpectShapeIndex(cursor, &range.shape_index));
+        }
+        HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ":"));
+        HLOMEM_RETURN_IF_ERROR(
+            parser.ExpectInt(cursor, "start time", &range.start));
+        HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "-"));
+        HLOMEM_RETURN_IF_ERROR(
+            parser.ExpectInt(cursor, "end time", &range.end));
+        if (!cursor.AtEnd()) {
+          return parser.Error(cursor.offset(), "expected end of line");
+        }
+        live_range->ranges.push_back(std::move(range));
+        break;
+      }
+      case LiveRangeSection::kPeak: {
+        XlaLiveRange::PeakValue peak;
+        HLOMEM_RETURN_IF_ERROR(
+            parser.ExpectName(cursor, "{:", &peak.instruction));
+        if (!cursor.rest().empty() && cursor.rest()[0] == '{') {
+          peak.shape_index.emplace();
+          HLOMEM_RETURN_IF_ERROR(
+              parser.ExpectShapeIndex(cursor, &*peak.shape_index));
+        }
+        HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ": "));
+        HLOMEM_RETURN_IF_ERROR(
+            parser.ExpectNonNegativeInt(cursor, "byte count", &peak.bytes));
+        HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " bytes"));
+        // Since 2025-05: " (cumulative: M bytes)", not needed.
+        live_range->peak_values.push_back(std::move(peak));
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+constexpr absl::string_view kLiveRangeUnavailable =
+    "HloLiveRange not available";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+int64_t XlaBufferAssignment::SumOfAllocationSizes() const {
+  int64_t sum = 0;
+  for (const XlaAllocation& allocation : allocations) {
+    sum = SaturatingAdd(sum, allocation.size);
+  }
+  return sum;
+}
+
+XlaMemoryStats XlaBufferAssignment::Stats() const {
+  XlaMemoryStats stats;
+  for (const XlaAllocation& allocation : allocations) {
+    const int64_t size = allocation.size;
+    const bool host = allocation.color == kHostMemoryColor;
+    stats.total_allocation_bytes =
+        SaturatingAdd(stats.total_allocation_bytes, size);
+    if (allocation.is_parameter) {
+      int64_t& argument =
+          host ? stats.host_argument_bytes : stats.argument_bytes;
+      argument = SaturatingAdd(argument, size);
+      if (allocation.maybe_live_out) {
+        int64_t& alias = host ? stats.host_alias_bytes : stats.alias_bytes;
+        alias = SaturatingAdd(alias, size);
+      }
+    }
+    if (allocation.maybe_live_out) {
+      int64_t& output = host ? stats.host_output_bytes : stats.output_bytes;
+      output = SaturatingAdd(output, size);
+    }
+    if (allocation.is_preallocated_temp) {
+      int64_t& temp = host ? stats.host_temp_bytes : stats.temp_bytes;
+      temp = SaturatingAdd(temp, size);
+    }
+    if (allocation.is_constant) {
+      stats.constant_bytes = SaturatingAdd(stats.constant_bytes, size);
+    }
+    if (allocation.is_thread_local) {
+      stats.thread_local_bytes = SaturatingAdd(stats.thread_local_bytes, size);
+    }
+  }
+  return stats;
+}
+
+absl::StatusOr<XlaBufferAssignment> ParseXlaBufferAssignment(
+    absl::string_view path, absl::string_view text) {
+  const TextParser parser(path, text);
+  XlaBufferAssignment assignment;
+  LineReader reader(text, 0);
+  absl::string_view line;
+  size_t offset = 0;
+
+  bool saw_header = false;
+  while (reader.Next(&line, &offset)) {
+    if (line.empty()) continue;
+    if (line != "BufferAssignment:") {
+      return parser.Error(offset,
+                          "expected 'BufferAssignment:' (the first line of a "
+                          "-buffer-assignment.txt file)");
+    }
+    saw_header = true;
+    break;
+  }
+  if (!saw_header) {
+    return parser.Error(text.size(), "empty buffer-assignment file");
+  }
+
+  enum class Section { kAllocations, kAfterAllocations, kUsedValues };
+  Section section = Section::kAllocations;
+  bool in_cross_color_list = false;
+  while (reader.Next(&line, &offset)) {
+    Cursor cursor{line, offset};
+    if (section == Section::kAllocations) {
+      if (absl::StartsWith(line, "allocation ")) {
+        XlaAllocation allocation;
+        HLOMEM_RETURN_IF_ERROR(
+            ParseAllocationHeader(parser, cursor, &allocation));
+        assignment.allocations.push_back(std::move(allocation));
+        in_cross_color_list = false;
+        continue;
+      }
+      if (absl::StartsWith(line, " value: ")) {
+        if (assignment.allocations.empty()) {
+          return parser.Error(offset, "value line before any allocation");
+        }
+        XlaValue value;
+        HLOMEM_RETURN_IF_ERROR(ParseValueLine(parser, cursor, &value));
+        assignment.allocations.back().values.push_back(std::move(value));
+        continue;
+      }
+      if (line == " reused by buffers of a different color:") {
+        if (assignment.allocations.empty()) {
+          return parser.Error(offset, "cross-color list before any allocation");
+        }
+        in_cross_color_list = true;
+        continue;
+      }
+      if (absl::StartsWith(line, "  ")) {
+        // Cross-color reuse entries (2026), or value lines of the pre-2019-09
+        // format `  <buffer> [offset,size]: shape`, which carry nothing the
+        // allocation header does not.
+        if (in_cross_color_list && !assignment.allocations.empty()) {
+          ++assignment.allocations.back().cross_color_values;
+        }
+        continue;
+      }
+      if (line.empty()) {
+        section = Section::kAfterAllocations;
+        continue;
+      }
+      if (!absl::StartsWith(line, "Total bytes used: ") &&
+          !absl::StartsWith(line, "HloLiveRange")) {
+        return parser.Error(offset,
+                            "expected 'allocation N: size M...:' or ' value: "
+                            "<...>' in the allocation list");
+      }
+      section = Section::kAfterAllocations;
+    }
+
+    if (cursor.Consume("Total bytes used: ")) {
+      int64_t total = 0;
+      HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &total));
+      assignment.total_bytes = total;
+      continue;
+    }
+    if (line == "Used values:") {
+      section = Section::kUsedValues;
+      continue;
+    }
+    if (absl::StartsWith(line, "HloLiveRange (max ")) {
+      XlaLiveRange live_range;
+      HLOMEM_RETURN_IF_ERROR(ParseLiveRangeAt(parser, offset, &live_range));
+      assignment.live_range = std::move(live_range);
+      break;
+    }
+    if (absl::StartsWith(line, kLiveRangeUnavailable)) break;
+    // Anything else after the allocations (the "Used values" entries, or a
+    // section a newer XLA added) is not needed.
+  }
+  return assignment;
+}
+
+absl::Status ParseXlaBufferAssignmentValues(absl::string_view path,
+                                            absl::string_view text,
+                                            XlaBufferAssignment* assignment) {
+  const TextParser parser(path, text);
+  LineReader reader(text, 0);
+  absl::string_view line;
+  size_t offset = 0;
+  while (reader.Next(&line, &offset)) {
+    if (line.empty()) continue;
+    Cursor cursor{line, offset};
+    if (!cursor.Consume("Total bytes used: ")) {
+      return parser.Error(offset,
+                          "expected 'Total bytes used: N' (the first line of a "
+                          "-buffer-assignment-values.txt file)");
+    }
+    int64_t total = 0;
+    HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &total));
+    assignment->total_bytes = total;
+    return absl::OkStatus();
+  }
+  return parser.Error(text.size(), "expected 'Total bytes used: N'");
+}
+
+absl::StatusOr<std::optional<XlaLiveRange>> ParseXlaLiveRange(
+    absl::string_view path, absl::string_view text) {
+  const TextParser parser(path, text);
+  size_t start = 0;
+  while (start < text.size() && (text[start] == '\n' || text[start] == '\r')) {
+    ++start;
+  }
+  if (absl::StartsWith(text.substr(start), kLiveRangeUnavailable)) {
+    return std::optional<XlaLiveRange>();
+  }
+  XlaLiveRange live_range;
+  HLOMEM_RETURN_IF_ERROR(ParseLiveRangeAt(parser, start, &live_range));
+  return std::optional<XlaLiveRange>(std::move(live_range));
+}
+
+// ---------------------------------------------------------------------------
+// Memory-usage report.
+
+namespace {
+
+// §3.1: "Total bytes used: N (H)", then the allocations sorted by size. The
+// per-allocation value tables after "Allocations sorted by size with their
+// values:" only repeat, in human-readable sizes, what the buffer assignment
+// gives exactly, so reading stops there.
+absl::Status ParseAllocationListReport(const TextParser& parser,
+                                       LineReader& reader,
+                                       XlaMemoryUsageReport* report) {
+  absl::string_view line;
+  size_t offset = 0;
+  while (reader.Next(&line, &offset)) {
+    if (line == "Allocations sorted by size with their values:") break;
+    Cursor cursor{line, offset};
+    if (cursor.Consume("The rest ")) {
+      HLOMEM_RETURN_IF_ERROR(parser.ExpectNonNegativeInt(
+          cursor, "allocation count", &report->allocations_not_shown));
+      continue;
+    }
+    // Rows: `%10s(%3.0f%%); %10s; allocation I: size H...:`
+    const size_t marker = line.find("; allocation ");
+    if (marker == absl::string_view::npos) continue;
+    cursor.pos = marker + 2;
+    cursor.Consume("allocation ");
+    int64_t index = 0;
+    HLOMEM_RETURN_IF_ERROR(
+        parser.ExpectNonNegativeInt(cursor, "allocation index", &index));
+    HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ": size "));
+    if (line.back() != ':') {
+      return parser.Error(offset + line.size(),
+                          "expected ':' at the end of the allocation row");
+    }
+    report->allocations_by_size.push_back(index);
+  }
+  return absl::OkStatus();
+}
+
+// §3.2: blocks of "Memory Space: NAME (color=C)" / "Total bytes: N (H)",
+// each followed by one table per allocation.
+absl::Status ParseMemorySpacesReport(const TextParser& parser,
+                                     LineReader& reader, absl::string_view line,
+                                     size_t offset,
+                                     XlaMemoryUsageReport* report) {
+  int64_t total = 0;
+  bool expect_total = false;
+  do {
+    Cursor cursor{line, offset};
+    if (expect_total) {
+      HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, "Total bytes: "));
+      int64_t bytes = 0;
+      HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &bytes));
+      report->memory_spaces.back().total_bytes = bytes;
+      total = SaturatingAdd(total, bytes);
+      expect_total = false;
+      continue;
+    }
+    if (cursor.Consume("Memory Space: ")) {
+      XlaMemoryUsageReport::MemorySpace space;
+      const size_t paren = cursor.rest().rfind(" (color=");
+      if (paren == absl::string_view::npos) {
+        return parser.Error(cursor.offset(),
+                            "expected 'NAME (color=C)' after 'Memory Space: '");
+      }
+      space.name = std::string(cursor.rest().substr(0, paren));
+      cursor.pos += paren + 8;
+      HLOMEM_RETURN_IF_ERROR(parser.ExpectInt(cursor, "color", &space.color));
+      HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ")"));
+      report->memory_spaces.push_back(std::move(space));
+      expect_total = true;
+      continue;
+    }
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line),
+                         "cumulative_size;")) {
+      if (report->memory_spaces.empty()) {
+        return parser.Error(offset, "allocation table before 'Memory Space:'");
+      }
+      ++report->memory_spaces.back().allocation_tables;
+    }
+  } while (reader.Next(&line, &offset));
+  if (expect_total) {
+    return parser.Error(parser.text().size(),
+                        "expected 'Total bytes: N' after 'Memory Space:'");
+  }
+  report->total_bytes = total;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(
+    absl::string_view path, absl::string_view text) {
+  const TextParser parser(path, text);
+  XlaMemoryUsageReport report;
+  LineReader reader(text, 0);
+  absl::string_view line;
+  size_t offset = 0;
+  while (reader.Next(&line, &offset)) {
+    if (line.empty()) continue;
+    Cursor cursor{line, offset};
+    if (cursor.Consume("Total bytes used: ")) {
+      report.layout = XlaMemoryUsageReport::Layout::kAllocationList;
+      int64_t total = 0;
+      HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &total));
+      report.total_bytes = total;
+      HLOMEM_RETURN_IF_ERROR(
+          ParseAllocationListReport(parser, reader, &report));
+      return report;
+    }
+    if (absl::StartsWith(line, "Memory Space: ")) {
+      report.layout = XlaMemoryUsageReport::Layout::kMemorySpaces;
+      HLOMEM_RETURN_IF_ERROR(
+          ParseMemorySpacesReport(parser, reader, line, offset, &report));
+      return report;
+    }
+    return parser.Error(offset,
+                        "expected 'Total bytes used: N' or 'Memory Space: "
+                        "NAME (color=C)' (the first line of a "
+                        "-memory-usage-report.txt file)");
+  }
+  // XLA writes an empty report for a module with no allocations.
+  return report;
+}
+
+}  // namespace hlomem::dump
