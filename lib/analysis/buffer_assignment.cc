@@ -521,7 +521,6 @@ class BufferAssigner {
               freed[ov] = true;
               events.push_back({HeapEvent::kShareWith, v, size_of(v), ov});
               end[ov] = end[v];
-              shared_with_[v] = ov;
               shared = true;
               break;
             }
@@ -544,7 +543,7 @@ class BufferAssigner {
     HeapResult heap = BestHeap(events, id_count, options_.alignment);
     heap_events_.insert(heap_events_.end(), events.begin(), events.end());
     out_->stats_.heap_bytes += heap.heap_size;
-    out_->stats_.heap_lower_bound += NoFragmentationPeak(events);
+    out_->stats_.heap_lower_bound += LiveBytesPeak(events, id_count);
 
     const int64_t a = NewAllocation(heap.heap_size, color);
     Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];
@@ -655,24 +654,8 @@ class BufferAssigner {
       for (const Allocation::Slice& slice : a.slices) largest = std::max(largest, slice.size);
       fixed += largest;
     }
-    int64_t current = 0, peak = 0;
-    std::vector<uint32_t> root(df_->values().size(), kNone);
-    std::vector<int64_t> refs(df_->values().size(), 0);
-    for (const HeapEvent& e : heap_events_) {
-      if (e.kind == HeapEvent::kAlloc) {
-        root[e.buffer] = e.buffer;
-        refs[e.buffer] = 1;
-        current += e.size;
-      } else if (e.kind == HeapEvent::kShareWith) {
-        const uint32_t r = root[e.share_with] == kNone ? e.share_with : root[e.share_with];
-        root[e.buffer] = r;
-        if (refs[r]++ == 0) current += e.size;
-      } else {
-        const uint32_t r = root[e.buffer] == kNone ? e.buffer : root[e.buffer];
-        if (--refs[r] == 0) current -= e.size;
-      }
-      peak = std::max(peak, current);
-    }
+    const int64_t peak =
+        LiveBytesPeak(heap_events_, static_cast<uint32_t>(df_->values().size()));
     st.peak_memory_bytes = fixed + peak;
   }
 
@@ -682,7 +665,6 @@ class BufferAssigner {
   const Dataflow* df_ = nullptr;
   std::vector<BufferId> deferred_;
   std::vector<HeapEvent> heap_events_;
-  absl::flat_hash_map<ValueId, ValueId> shared_with_;
 };
 
 std::string FormatAllocations(const BufferAssignment& assignment) {

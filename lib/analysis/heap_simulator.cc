@@ -168,15 +168,28 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
   return temporal.heap_size < spatial.heap_size ? std::move(temporal) : std::move(spatial);
 }
 
-int64_t NoFragmentationPeak(const std::vector<HeapEvent>& events) {
+int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count) {
+  std::vector<uint32_t> root(id_count);
+  std::vector<int64_t> references(id_count, 0);
   int64_t current = 0, peak = 0;
   for (const HeapEvent& e : events) {
-    if (e.kind == HeapEvent::kFree) {
-      current -= e.size;
-    } else {
-      current += e.size;
-      peak = std::max(peak, current);
+    switch (e.kind) {
+      case HeapEvent::kAlloc:
+        root[e.buffer] = e.buffer;
+        references[e.buffer] = 1;
+        current += e.size;
+        break;
+      case HeapEvent::kShareWith: {
+        const uint32_t r = root[e.share_with];
+        root[e.buffer] = r;
+        if (references[r]++ == 0) current += e.size;
+        break;
+      }
+      case HeapEvent::kFree:
+        if (--references[root[e.buffer]] == 0) current -= e.size;
+        break;
     }
+    peak = std::max(peak, current);
   }
   return peak;
 }

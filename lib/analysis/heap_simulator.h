@@ -36,10 +36,10 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
                     int64_t alignment);
 
-// The most bytes live at once when every event is honoured and nothing is
-// fragmented (XLA's NoFragmentationStatsHeap; a share-with counts as an
-// allocation, as there).
-int64_t NoFragmentationPeak(const std::vector<HeapEvent>& events);
+// The most bytes live at once over the event stream, a chunk shared by
+// several buffers counted once: the heap size an ideal, fragmentation-free
+// allocator would need. `id_count` bounds the ids used.
+int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count);
 
 }  // namespace hlomem::analysis
 

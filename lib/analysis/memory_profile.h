@@ -1,0 +1,57 @@
+// What the reports show about one module, derived from its buffer
+// assignment: one record per buffer, the bytes live at each step of the
+// flattened schedule, and the peak with the buffers live there.
+#ifndef HLOMEM_LIB_ANALYSIS_MEMORY_PROFILE_H_
+#define HLOMEM_LIB_ANALYSIS_MEMORY_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "lib/analysis/buffer_assignment.h"
+
+namespace hlomem::analysis {
+
+enum class BufferKind : uint8_t {
+  kParameter,    // an entry parameter (read-only unless donated)
+  kOutput,       // in a maybe-live-out allocation
+  kTemp,         // in the combined temp allocation (the heap)
+  kConstant,
+  kThreadLocal,  // stack storage of reducers, comparators, ...
+};
+absl::string_view BufferKindName(BufferKind kind);  // "parameter", "output", ...
+
+struct BufferRecord {
+  BufferId buffer = 0;
+  InstrId instruction = hlo::kNoId;  // defining instruction of its largest value
+  ShapeIndex index;
+  ShapeId shape = 0;
+  int64_t bytes = 0;
+  BufferKind kind = BufferKind::kTemp;
+  int64_t allocation = -1;
+  int64_t offset = -1;
+  int64_t start = -1;  // first step live (inclusive), -1 when never scheduled
+  int64_t end = -1;    // last step live (inclusive)
+  bool is_tuple_table = false;
+};
+
+struct MemoryProfile {
+  std::vector<BufferRecord> buffers;  // every buffer with an allocation
+  // Bytes live at each step 0..end_time of the flattened schedule: buffers
+  // of every allocation but thread-local ones, each counted once; entry
+  // parameters and constants for the whole program.
+  std::vector<int64_t> timeline;
+  int64_t peak_live_bytes = 0;
+  int64_t peak_step = -1;
+  // Indices into `buffers` live at the peak step, largest first.
+  std::vector<size_t> live_at_peak;
+  // Temp heap size minus the most temp bytes live at once.
+  int64_t fragmentation_bytes = 0;
+};
+
+MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment);
+
+}  // namespace hlomem::analysis
+
+#endif  // HLOMEM_LIB_ANALYSIS_MEMORY_PROFILE_H_
