@@ -12,6 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/base/atomic_file.h"
+#include "lib/base/bytes.h"
+#include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
 #include "lib/report/json_writer.h"
 #include "lib/report/report.h"
@@ -90,6 +92,7 @@ struct ReportFlags {
   int top = 10;
   bool no_color = false;
   int64_t alignment = 0;
+  std::string min_bytes;
 };
 
 int RunReport(const ReportFlags& flags) {
@@ -97,6 +100,14 @@ int RunReport(const ReportFlags& flags) {
   options.load.stage = ParseStage(flags.stage);
   options.module_regex = flags.module_regex;
   options.alignment = flags.alignment;
+  if (!flags.min_bytes.empty()) {
+    absl::StatusOr<int64_t> min_bytes = hlomem::ParseByteSize(flags.min_bytes);
+    if (!min_bytes.ok()) {
+      std::fprintf(stderr, "error: --min-bytes: %s\n", std::string(min_bytes.status().message()).c_str());
+      return kExitBadInput;
+    }
+    options.detect.min_bytes = *min_bytes;
+  }
   absl::StatusOr<hlomem::report::Report> report = hlomem::report::BuildReport(flags.paths, options);
   if (!report.ok()) {
     PrintError(report.status());
@@ -116,6 +127,15 @@ int RunReport(const ReportFlags& flags) {
     text = hlomem::report::WriteText(*report, text_options);
   }
   return Emit(text, flags.output);
+}
+
+int RunListDetectors() {
+  std::printf("%-24s %10s  %s\n", "detector", "threshold", "what it finds");
+  for (const hlomem::detect::DetectorInfo& d : hlomem::detect::Detectors()) {
+    std::printf("%-24s %10s  %s\n", std::string(d.name).c_str(),
+                hlomem::HumanBytes(d.default_min_bytes).c_str(), std::string(d.description).c_str());
+  }
+  return kExitOk;
 }
 
 int RunAssignment(const std::string& path) {
@@ -173,6 +193,11 @@ int main(int argc, char** argv) {
                      "Temp heap alignment in bytes (default: 64 on CPU, 256 on GPU)")
       ->check(CLI::PositiveNumber);
 
+  report->add_option("--min-bytes", report_flags.min_bytes,
+                     "Report findings saving at least SIZE (e.g. 1MiB; default: each detector's)");
+
+  CLI::App* detectors = app.add_subcommand("detectors", "List the waste detectors and their thresholds");
+
   std::string assignment_path;
   CLI::App* assignment = app.add_subcommand(
       "buffer-assignment", "Print the computed buffer assignment in XLA's -buffer-assignment.txt layout");
@@ -187,5 +212,6 @@ int main(int argc, char** argv) {
   if (parse->parsed()) return RunParse(parse_paths, parse_stage);
   if (report->parsed()) return RunReport(report_flags);
   if (assignment->parsed()) return RunAssignment(assignment_path);
+  if (detectors->parsed()) return RunListDetectors();
   return kExitBadInput;
 }

@@ -190,6 +190,11 @@ class BufferAssigner {
     out_->dataflow_ = std::make_unique<Dataflow>(std::move(*df));
     df_ = out_->dataflow_.get();
 
+    if (options_.padded_sizes) {
+      for (ValueId v = 0; v < df_->values().size(); ++v) {
+        out_->dataflow_->SetValueSize(v, m_.shapes.PaddedByteSize(df_->value(v).shape));
+      }
+    }
     const size_t buffers = df_->buffer_count();
     out_->buffer_sizes_.assign(buffers, 0);
     for (BufferId b = 0; b < buffers; ++b) {

@@ -22,6 +22,9 @@ struct AssignmentOptions {
   // Chunk alignment inside the temp heap and between combined temps:
   // 64 for XLA's CPU backend (EIGEN_MAX_ALIGN_BYTES), 256 for 2025+ GPU.
   int64_t alignment = 64;
+  // Size buffers with their tiled layout's padding (TPU's T(8,128) tiles),
+  // as ShapeUtil::ArraySize does, instead of their logical bytes.
+  bool padded_sizes = false;
 };
 
 // Inclusive [start, end] in flattened-schedule steps.

@@ -73,24 +73,38 @@ FlatSchedule FlattenSchedule(const Module& m) {
   // hostile input must not exhaust the native stack.
   struct Frame {
     CompId comp;
-    InstrId next;
+    uint32_t next;  // position in the computation's sequence
     bool callees_done;
+  };
+  // A scheduled module's text order is its schedule; an unscheduled one
+  // (before optimizations) gets XLA's default, the instruction post order.
+  std::vector<std::vector<InstrId>> sequences(m.computations.size());
+  auto sequence_of = [&](CompId c) -> const std::vector<InstrId>& {
+    std::vector<InstrId>& seq = sequences[c];
+    if (seq.empty()) {
+      if (m.is_scheduled) {
+        for (InstrId i : m.instructions_of(c)) seq.push_back(i);
+      } else {
+        seq = InstructionPostOrder(m, c);
+      }
+    }
+    return seq;
   };
   std::vector<Frame> stack;
   constexpr int64_t kClaimed = -2;  // pushed, not yet started
   s.span_start[m.entry] = kClaimed;
-  stack.push_back({m.entry, m.comp(m.entry).first_instruction, false});
+  stack.push_back({m.entry, 0, false});
   while (!stack.empty()) {
     const size_t top = stack.size() - 1;
     const CompId c = stack[top].comp;
     if (s.span_start[c] == kClaimed) s.span_start[c] = s.end_time();
-    const hlo::Computation& comp = m.comp(c);
-    if (stack[top].next == comp.first_instruction + comp.instruction_count) {
+    const std::vector<InstrId>& sequence = sequence_of(c);
+    if (stack[top].next == sequence.size()) {
       s.span_end[c] = s.end_time();
       stack.pop_back();
       continue;
     }
-    const InstrId i = stack[top].next;
+    const InstrId i = sequence[stack[top].next];
     if (!stack[top].callees_done) {
       stack[top].callees_done = true;
       const Opcode op = m.instr(i).opcode;
@@ -105,7 +119,7 @@ FlatSchedule FlattenSchedule(const Module& m) {
       for (auto it = to_flatten.rbegin(); it != to_flatten.rend(); ++it) {
         if (*it != hlo::kNoId && s.span_start[*it] == -1) {
           s.span_start[*it] = kClaimed;
-          stack.push_back({*it, m.comp(*it).first_instruction, false});
+          stack.push_back({*it, 0, false});
         }
       }
       if (stack.size() - 1 != top) continue;

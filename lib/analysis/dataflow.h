@@ -97,6 +97,9 @@ class Dataflow {
   absl::Span<const NodeId> positions(ValueId v) const;
   absl::Span<const HloUse> uses(ValueId v) const;
 
+  // Overrides a value's size (padded sizes for tiled layouts).
+  void SetValueSize(ValueId v, int64_t bytes) { values_[v].size = bytes; }
+
   // Buffers: values that must share memory.
   BufferId buffer_of(ValueId v) const { return buffer_of_[v]; }
   size_t buffer_count() const { return buffer_values_offsets_.size() - 1; }

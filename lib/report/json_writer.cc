@@ -60,6 +60,23 @@ Json Buffer(const ModuleReport& m, const analysis::BufferRecord& r) {
   return j;
 }
 
+Json FindingJson(const detect::Finding& f) {
+  Json j;
+  j["detector"] = f.detector;
+  j["severity"] = Str(detect::SeverityName(f.severity));
+  j["bytes"] = f.bytes;
+  j["message"] = f.message;
+  j["suggestion"] = f.suggestion;
+  j["instructions"] = f.instructions;
+  if (f.source_file.empty()) {
+    j["source"] = nullptr;
+  } else {
+    j["source"] = {{"file", f.source_file}, {"line", f.source_line}};
+  }
+  j["op_name"] = f.op_name;
+  return j;
+}
+
 }  // namespace
 
 std::string WriteJson(const Report& report, const JsonOptions& options) {
@@ -98,7 +115,9 @@ std::string WriteJson(const Report& report, const JsonOptions& options) {
     j["buffers"] = buffers;
     j["live_at_peak"] = live_at_peak;
     j["timeline"] = options.include_timeline ? Json(m.profile.timeline) : Json::array();
-    j["findings"] = Json::array();
+    Json findings = Json::array();
+    for (const detect::Finding& f : m.findings) findings.push_back(FindingJson(f));
+    j["findings"] = findings;
     j["warnings"] = m.warnings;
     modules.push_back(std::move(j));
   }

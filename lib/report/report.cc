@@ -102,7 +102,15 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
     if (in.module) {
       out.module = std::make_unique<hlo::Module>(std::move(*in.module));
       out.scheduled = out.module->is_scheduled;
+      // Tiled layouts are TPU's: their buffers occupy the padded size.
+      bool tiled = false;
+      for (hlo::ShapeId id = 0; id < out.module->shapes.size() && !tiled; ++id) {
+        const hlo::Shape& shape = out.module->shapes.get(id);
+        tiled = shape.layout && !shape.layout->tiles.empty();
+      }
+      if (tiled && out.backend.empty()) out.backend = "tpu";
       analysis::AssignmentOptions assign;
+      assign.padded_sizes = tiled;
       assign.alignment = options.alignment > 0 ? options.alignment
                          : out.backend == "gpu"  ? 256
                                                  : 64;
@@ -122,6 +130,8 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
       }
       out.exact = out.estimate_reason.empty();
       if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
+      out.findings = detect::RunDetectors(
+          detect::DetectorInput{*out.module, *out.assignment, out.profile}, options.detect);
     }
     report.modules.push_back(std::move(out));
   }

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/analysis/memory_profile.h"
+#include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
 
 namespace hlomem::report {
@@ -62,6 +63,7 @@ struct ModuleReport {
   std::optional<MemoryNumbers> computed;
   std::optional<MemoryNumbers> xla;
   std::vector<Mismatch> mismatches;
+  std::vector<detect::Finding> findings;  // largest first
   std::vector<std::string> warnings;
 };
 
@@ -75,6 +77,7 @@ struct ReportOptions {
   std::string module_regex;  // empty: all modules
   // Heap alignment; 0 picks the backend's (CPU 64, GPU 256).
   int64_t alignment = 0;
+  detect::DetectOptions detect;
 };
 
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,

@@ -115,6 +115,16 @@ void AppendRollup(const ModuleReport& m, const TextOptions& options, absl::strin
   }
 }
 
+void AppendFindings(const ModuleReport& m, std::string* out) {
+  if (m.findings.empty()) return;
+  absl::StrAppend(out, "\n  Findings (", m.findings.size(), "):\n");
+  for (const detect::Finding& f : m.findings) {
+    absl::StrAppend(out, "  [", f.detector, "] ", HumanBytes(f.bytes), " at stake");
+    if (!f.source_file.empty()) absl::StrAppend(out, ", ", f.source_file, ":", f.source_line);
+    absl::StrAppend(out, "\n    ", f.message, "\n    fix: ", f.suggestion, "\n");
+  }
+}
+
 }  // namespace
 
 std::string WriteText(const Report& report, const TextOptions& options) {
@@ -152,6 +162,7 @@ std::string WriteText(const Report& report, const TextOptions& options) {
                    return std::string(module.metadata_of(r.instruction).op_name);
                  },
                  &out);
+    AppendFindings(m, &out);
     absl::StrAppend(&out, "\n  Live bytes over the schedule (peak ",
                     HumanBytes(m.profile.peak_live_bytes), "):\n  |",
                     Sparkline(m.profile.timeline, options.width - 4), "|\n");

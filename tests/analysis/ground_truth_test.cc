@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/base/file_contents.h"
+#include "lib/hlo/proto_reader.h"
 #include "lib/hlo/text_parser.h"
 #include "nlohmann/json.hpp"
 
@@ -31,7 +32,7 @@ TEST(GroundTruthTest, TotalsMatchXla) {
   ASSERT_TRUE(in) << "missing " << root << "/jax/MANIFEST.json";
   const nlohmann::json manifest = nlohmann::json::parse(in);
   std::vector<Row> rows;
-  int exact = 0, stats_exact = 0, within_one_percent = 0;
+  int exact = 0, stats_exact = 0, within_one_percent = 0, proto_checked = 0;
   for (const auto& c : manifest["cases"]) {
     Row row;
     row.name = c["name"];
@@ -57,6 +58,21 @@ TEST(GroundTruthTest, TotalsMatchXla) {
                  " alias " + std::to_string(st.alias_bytes - ma["alias_size_in_bytes"].get<int64_t>()) +
                  " temp " + std::to_string(st.temp_bytes - ma["temp_size_in_bytes"].get<int64_t>());
     }
+    // The same module read from the .hlo.pb must give the same numbers.
+    if (c["role_files"].contains("after_optimizations_pb")) {
+      const std::string pb = root + "/" + c["directory"].get<std::string>() + "/" +
+                             c["role_files"]["after_optimizations_pb"].get<std::string>();
+      auto pb_file = FileContents::Open(pb);
+      ASSERT_TRUE(pb_file.ok()) << pb_file.status().message();
+      auto read = hlo::ReadHloProto(*pb_file);
+      ASSERT_TRUE(read.ok()) << read.status().message();
+      auto from_proto = BufferAssignment::Run(read->module);
+      ASSERT_TRUE(from_proto.ok()) << from_proto.status().message();
+      const AssignmentStats& ps = (*from_proto)->stats();
+      EXPECT_EQ(ps.total_bytes, st.total_bytes) << row.name << ": .hlo.pb and text differ";
+      EXPECT_EQ(ps.temp_bytes, st.temp_bytes) << row.name << ": .hlo.pb and text differ";
+      ++proto_checked;
+    }
     exact += row.computed == row.xla;
     stats_exact += row.stats_exact;
     const double delta = row.xla == 0 ? 0 : std::abs(double(row.computed - row.xla)) / double(row.xla);
@@ -71,7 +87,9 @@ TEST(GroundTruthTest, TotalsMatchXla) {
   }
   std::printf("exact totals: %d/%zu, exact memory_analysis: %d/%zu, within 1%%: %d/%zu\n", exact,
               rows.size(), stats_exact, rows.size(), within_one_percent, rows.size());
+  std::printf("text and .hlo.pb compared on %d cases\n", proto_checked);
   EXPECT_GE(exact, kExactTotalFloor);
+  EXPECT_GE(proto_checked, 40);
 }
 
 }  // namespace

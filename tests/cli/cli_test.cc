@@ -1,0 +1,120 @@
+// Runs the hlomem binary as a user would and checks what it prints, its exit
+// codes and the files it writes.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs `hlomem ARGS` with stderr merged into stdout.
+CommandResult Hlomem(const std::string& args) {
+  const std::string command = std::string(HLOMEM_BINARY) + " " + args + " 2>&1";
+  CommandResult run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+const std::string kTestdata = HLOMEM_TESTDATA_DIR;
+const std::string kSeedGrads = kTestdata + "/jax/seed_gather_grad_int32_grads";
+
+TEST(CliTest, VersionNamesTheSchema) {
+  const CommandResult run = Hlomem("--version");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("JSON schema version 1"));
+}
+
+TEST(CliTest, UnknownFlagIsAUsageError) {
+  const CommandResult run = Hlomem("report --frobnicate " + kSeedGrads);
+  EXPECT_EQ(run.exit_code, 2);
+}
+
+TEST(CliTest, MissingPathIsBadInput) {
+  const CommandResult run = Hlomem("report /nonexistent/dump");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.out, HasSubstr("/nonexistent/dump"));
+}
+
+TEST(CliTest, JsonReportOfTheSeedCaseMatchesXla) {
+  const CommandResult run = Hlomem("report --format json " + kSeedGrads);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["modules"].size(), 1u);
+  const auto& m = j["modules"][0];
+  EXPECT_EQ(m["name"], "jit_function_using_idx");
+  EXPECT_EQ(m["backend"], "cpu");
+  EXPECT_EQ(m["scheduled"], true);
+  // jax-ml/jax#30015: "Total bytes used: 240526557204" with the jax of July 2025.
+  EXPECT_EQ(m["computed"]["total_bytes"], 240526557204);
+  EXPECT_EQ(m["xla"]["total_bytes"], 240526557204);
+  EXPECT_EQ(m["computed"]["exact"], true);
+  // idx: s32[2048^3, 3] = 96 GiB; temp: its 96 GiB copy + 32 GiB of 2.5s.
+  EXPECT_EQ(m["computed"]["argument_bytes"], 103079215104);
+  EXPECT_EQ(m["computed"]["temp_bytes"], 103079215104 + 34359738368);
+  EXPECT_EQ(m["computed"]["output_bytes"], 8388608);
+  EXPECT_EQ(m["computed"]["alias_bytes"], 0);
+  EXPECT_TRUE(m["mismatches"].empty());
+  EXPECT_TRUE(m["findings"].is_array());
+  ASSERT_FALSE(m["timeline"].empty());
+  EXPECT_EQ(m["timeline"][m["peak_step"].get<size_t>()], m["computed"]["peak_live_bytes"]);
+  // The 96 GiB copy of the index array is a temp created at seed.py:15.
+  bool found_copy = false;
+  for (const auto& b : m["buffers"]) {
+    if (b["bytes"] == 103079215104 && b["kind"] == "temp") {
+      found_copy = true;
+      EXPECT_EQ(b["source"]["line"], 15);
+      EXPECT_THAT(b["op_name"].get<std::string>(), HasSubstr("concatenate"));
+    }
+  }
+  EXPECT_TRUE(found_copy);
+}
+
+TEST(CliTest, OutputFileIsWrittenWhole) {
+  const std::string path = ::testing::TempDir() + "/report.json";
+  std::remove(path.c_str());
+  const CommandResult run = Hlomem("report --format json -o " + path + " " + kSeedGrads);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out, "");
+  std::ifstream in(path);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  EXPECT_NO_THROW(nlohmann::json::parse(contents.str()));
+}
+
+TEST(CliTest, TextReportShowsXlaBesideHlomem) {
+  const CommandResult run = Hlomem("report --no-color " + kSeedGrads);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("224.01GiB"));
+  EXPECT_THAT(run.out, HasSubstr("matches"));
+  EXPECT_THAT(run.out, HasSubstr("seed.py:15"));
+}
+
+TEST(CliTest, ParseErrorIsLocated) {
+  const std::string path = ::testing::TempDir() + "/bad.hlo";
+  std::ofstream(path) << "HloModule m\nENTRY e {\n  ROOT a = f32[] add(x, x)\n}\n";
+  const CommandResult run = Hlomem("parse " + path);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.out, HasSubstr(path + ":3:22: error: use of undefined instruction 'x'"));
+}
+
+}  // namespace
