@@ -509,27 +509,24 @@ class BufferAssigner {
         bool shared = false;
         const InstrId i = value(v).instruction;
         if (df_->buffer_values(b).size() == 1 && m_.instr(i).opcode != Opcode::kCopy) {
-          for (InstrId op : m_.operands(i)) {
-            std::vector<ValueId> candidates;
-            for (uint32_t k = 0; k < df_->node_count(op); ++k) {
-              const ValueId ov = df_->value_at(df_->node_begin(op) + k);
-              if (ov != kNone) candidates.push_back(ov);
+          const auto operands = m_.operands(i);
+          for (InstrId op : operands) {
+            // Only the operand's top-level value is a candidate (for a tuple,
+            // its pointer table), and only if `i` uses its definer directly.
+            const ValueId ov = df_->value_at(df_->node_begin(op));
+            if (ov == kNone || !in_heap[ov] || freed[ov] || end[ov] != t) continue;
+            if (df_->buffer_values(df_->buffer_of(ov)).size() != 1) continue;
+            if (std::find(operands.begin(), operands.end(), value(ov).instruction) ==
+                operands.end()) {
+              continue;
             }
-            std::sort(candidates.begin(), candidates.end());
-            candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-            for (ValueId ov : candidates) {
-              if (!in_heap[ov] || freed[ov] || end[ov] != t) continue;
-              if (df_->buffer_values(df_->buffer_of(ov)).size() != 1) continue;
-              if (value(ov).instruction != op) continue;  // must be a direct user
-              if (!CanShareOperandBufferWithUser(*df_, value(ov).node, i, value(v).node)) continue;
-              events.push_back({HeapEvent::kFree, ov, size_of(ov), 0});
-              freed[ov] = true;
-              events.push_back({HeapEvent::kShareWith, v, size_of(v), ov});
-              end[ov] = end[v];
-              shared = true;
-              break;
-            }
-            if (shared) break;
+            if (!CanShareOperandBufferWithUser(*df_, value(ov).node, i, value(v).node)) continue;
+            events.push_back({HeapEvent::kFree, ov, size_of(ov), 0});
+            freed[ov] = true;
+            events.push_back({HeapEvent::kShareWith, v, size_of(v), ov});
+            end[ov] = end[v];
+            shared = true;
+            break;
           }
         }
         if (!shared) {

@@ -29,7 +29,7 @@ bool IsEmbeddedCaller(Opcode opcode) {
 CallGraph BuildCallGraph(const Module& m) {
   CallGraph graph;
   const size_t n = m.computations.size();
-  graph.context.assign(n, CallContext::kNone);
+  graph.context.assign(n, CallContext::kUncalled);
   graph.is_global.assign(n, false);
   graph.is_reachable.assign(n, false);
   for (CompId c = 0; c < n; ++c) {

@@ -29,7 +29,7 @@ inline constexpr uint32_t kNone = 0xffffffffu;
 
 // How a computation is entered (XLA's CallContext).
 enum class CallContext : uint8_t {
-  kNone,         // not called (the entry, or unreachable)
+  kUncalled,     // not called (the entry, or unreachable)
   kControlFlow,  // call, while, conditional, async: runs in the caller's frame
   kEmbedded,     // fusion, reduce, sort, map, ...: a per-element function
 };
