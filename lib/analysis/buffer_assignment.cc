@@ -111,9 +111,11 @@ bool CanShareOperandBufferWithUser(const Dataflow& df, NodeId operand_node, Inst
       }
       return true;
     }
-    if (body != hlo::kNoId && user_instr.fusion_kind == hlo::FusionKind::kOutput) {
+    // Output fusions other than add(dot|conv, x) fall through to the
+    // generic tests below, as in XLA.
+    if (body != hlo::kNoId && user_instr.fusion_kind == hlo::FusionKind::kOutput &&
+        m.instr(m.comp(body).root).opcode == Opcode::kAdd) {
       const InstrId root = m.comp(body).root;
-      if (m.instr(root).opcode != Opcode::kAdd) return false;
       const auto add_ops = m.operands(root);
       if (add_ops.size() != 2) return false;
       for (size_t slot = 0; slot < 2; ++slot) {
@@ -541,9 +543,26 @@ class BufferAssigner {
       }
     }
 
-    const uint32_t id_count = static_cast<uint32_t>(df_->values().size());
+    // The heap simulator works on dense ids: each value's rank by value id
+    // (which keeps its tie-breaks), offset past the other colors' ranks in
+    // heap_events_.
+    std::vector<ValueId> by_id = values;
+    std::sort(by_id.begin(), by_id.end());
+    auto heap_id = [&](ValueId v) {
+      return static_cast<uint32_t>(std::lower_bound(by_id.begin(), by_id.end(), v) - by_id.begin());
+    };
+    for (HeapEvent& e : events) {
+      e.buffer = heap_id(e.buffer);
+      if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
+    }
+    const uint32_t id_count = static_cast<uint32_t>(values.size());
     HeapResult heap = BestHeap(events, id_count, options_.alignment);
-    heap_events_.insert(heap_events_.end(), events.begin(), events.end());
+    for (const HeapEvent& e : events) {
+      heap_events_.push_back(e);
+      heap_events_.back().buffer += heap_value_count_;
+      if (e.kind == HeapEvent::kShareWith) heap_events_.back().share_with += heap_value_count_;
+    }
+    heap_value_count_ += id_count;
     out_->stats_.heap_bytes += heap.heap_size;
     out_->stats_.heap_lower_bound += LiveBytesPeak(events, id_count);
 
@@ -553,7 +572,7 @@ class BufferAssigner {
       if (buffer_color(b) == color) out_->allocation_of_buffer_[b] = a;
     }
     for (ValueId v : values) {
-      const int64_t offset = heap.offsets[v] < 0 ? 0 : heap.offsets[v];
+      const int64_t offset = std::max<int64_t>(heap.offsets[heap_id(v)], 0);
       alloc.slices.push_back({v, offset, size_of(v)});
       out_->offset_of_value_[v] = offset;
     }
@@ -657,7 +676,7 @@ class BufferAssigner {
       fixed += largest;
     }
     const int64_t peak =
-        LiveBytesPeak(heap_events_, static_cast<uint32_t>(df_->values().size()));
+        LiveBytesPeak(heap_events_, heap_value_count_);
     st.peak_memory_bytes = fixed + peak;
   }
 
@@ -666,7 +685,8 @@ class BufferAssigner {
   AssignmentOptions options_;
   const Dataflow* df_ = nullptr;
   std::vector<BufferId> deferred_;
-  std::vector<HeapEvent> heap_events_;
+  std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
+  uint32_t heap_value_count_ = 0;
 };
 
 std::string FormatAllocations(const BufferAssignment& assignment) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <thread>
 #include <tuple>
 
 #include "lib/base/bytes.h"
@@ -10,23 +10,121 @@
 namespace hlomem::analysis {
 namespace {
 
-constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
+constexpr uint32_t kNoBuffer = 0xffffffffu;
 
 // One buffer's lifetime in event-counter time (not schedule steps): XLA's
 // best-fit heap ticks a counter on every alloc, share-with and free.
 struct Interval {
-  uint32_t id = 0;
   int64_t size = 0;
   int64_t start = 0;
   int64_t end = -1;
   bool needs_allocation = false;
   bool present = false;
-  std::vector<uint32_t> colocations;  // buffers sharing this one's chunk
 };
 
-struct Committed {
-  int64_t start, end, offset, size;
+// The chunks placed so far, searchable by lifetime: a segment tree over
+// every buffer that will ever be placed, ordered by start time, holding in
+// each subtree the latest end among its placed buffers. Finding the k
+// placed chunks live during [start, end] then costs O((k + 1) log n), not a
+// scan of every placed chunk (XLA keeps an interval tree for the same
+// reason).
+class PlacedChunks {
+ public:
+  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> members)
+      : intervals_(intervals), by_start_(std::move(members)) {
+    std::sort(by_start_.begin(), by_start_.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
+    });
+    while (leaves_ < by_start_.size()) leaves_ *= 2;
+    max_end_.assign(2 * leaves_, kEmpty);
+    leaf_of_.assign(intervals.size(), 0);
+    starts_.reserve(by_start_.size());
+    for (size_t k = 0; k < by_start_.size(); ++k) {
+      leaf_of_[by_start_[k]] = static_cast<uint32_t>(k);
+      starts_.push_back(intervals[by_start_[k]].start);
+    }
+    offset_.assign(by_start_.size(), 0);
+    stamp_.assign(by_start_.size(), 0);
+  }
+
+  void Place(uint32_t id, int64_t offset) {
+    const uint32_t leaf = leaf_of_[id];
+    offset_[leaf] = offset;
+    size_t node = leaves_ + leaf;
+    max_end_[node] = intervals_[id].end;
+    for (node /= 2; node >= 1; node /= 2) {
+      max_end_[node] = std::max(max_end_[2 * node], max_end_[2 * node + 1]);
+    }
+  }
+
+  // Appends [offset, end rounded up to `alignment`) of every placed chunk
+  // live at some time in [start, end]; `query` (> 0, new per placement)
+  // reports each chunk once across several calls.
+  void AppendLive(int64_t start, int64_t end, int64_t alignment, uint32_t query,
+                  std::vector<std::pair<int64_t, int64_t>>* out) {
+    const size_t limit = static_cast<size_t>(
+        std::upper_bound(starts_.begin(), starts_.end(), end) - starts_.begin());
+    query_ = {limit, start, alignment, query, out};
+    if (limit > 0) Visit(1, 0, leaves_);
+  }
+
+ private:
+  static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
+
+  void Visit(size_t node, size_t lo, size_t hi) {
+    if (lo >= query_.limit || max_end_[node] < query_.start) return;
+    if (hi - lo == 1) {
+      if (stamp_[lo] == query_.id) return;
+      stamp_[lo] = query_.id;
+      const int64_t offset = offset_[lo];
+      const int64_t size = intervals_[by_start_[lo]].size;
+      query_.out->emplace_back(offset, RoundUpTo(offset + size, query_.alignment));
+      return;
+    }
+    const size_t mid = (lo + hi) / 2;
+    Visit(2 * node, lo, mid);
+    Visit(2 * node + 1, mid, hi);
+  }
+
+  struct Query {
+    size_t limit;    // leaves [0, limit) start no later than the query's end
+    int64_t start;
+    int64_t alignment;
+    uint32_t id;
+    std::vector<std::pair<int64_t, int64_t>>* out;
+  };
+
+  const std::vector<Interval>& intervals_;
+  std::vector<uint32_t> by_start_;  // leaf -> buffer id
+  std::vector<int64_t> starts_;     // leaf -> start time
+  std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
+  std::vector<int64_t> offset_;     // leaf -> offset once placed
+  std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
+  std::vector<int64_t> max_end_;    // tree node -> latest end placed below
+  size_t leaves_ = 1;
+  Query query_{};
 };
+
+// The best fit among the free space left by `used` chunks: the smallest
+// gap that holds `size` bytes, the lowest such gap on ties, else the space
+// above every chunk. Chunk ends are already aligned, so every gap starts
+// aligned. This equals subtracting the chunks one by one from a free list
+// and keeping only pieces that can still hold the buffer, in any order:
+// a gap that fits survives every subtraction.
+int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size) {
+  std::sort(used->begin(), used->end());
+  int64_t free_from = 0;
+  int64_t best_offset = -1, best_size = std::numeric_limits<int64_t>::max();
+  for (const auto& [offset, end] : *used) {
+    const int64_t gap = offset - free_from;
+    if (gap >= size && gap < best_size) {
+      best_size = gap;
+      best_offset = free_from;
+    }
+    free_from = std::max(free_from, end);
+  }
+  return best_offset >= 0 ? best_offset : free_from;
+}
 
 }  // namespace
 
@@ -36,13 +134,13 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
   HeapResult result;
   result.offsets.assign(id_count, -1);
   std::vector<Interval> intervals(id_count);
+  std::vector<uint32_t> share_with(id_count, kNoBuffer);
   int64_t counter = 0;
   for (const HeapEvent& e : events) {
     Interval& in = intervals[e.buffer];
     switch (e.kind) {
       case HeapEvent::kAlloc:
       case HeapEvent::kShareWith:
-        in.id = e.buffer;
         in.size = e.size;
         in.present = true;
         if (e.size == 0) {
@@ -51,7 +149,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
         }
         in.start = counter++;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
-        if (e.kind == HeapEvent::kShareWith) intervals[e.share_with].colocations.push_back(e.buffer);
+        if (e.kind == HeapEvent::kShareWith) share_with[e.buffer] = e.share_with;
         break;
       case HeapEvent::kFree:
         if (in.size == 0) break;
@@ -63,24 +161,46 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     if (in.present && in.size > 0 && in.end < 0) in.end = counter;
   }
 
-  // Transitive colocations of a root interval.
-  auto group_of = [&](uint32_t root) {
-    std::vector<uint32_t> group = {root};
-    for (size_t k = 0; k < group.size(); ++k) {
-      for (uint32_t c : intervals[group[k]].colocations) group.push_back(c);
+  // Colocation groups as CSR: a root (a buffer that allocates) followed by
+  // every buffer sharing its chunk, transitively, in the order they joined.
+  std::vector<uint32_t> colocation_offsets(id_count + 1, 0);
+  for (uint32_t id = 0; id < id_count; ++id) {
+    if (share_with[id] != kNoBuffer) ++colocation_offsets[share_with[id] + 1];
+  }
+  for (uint32_t id = 0; id < id_count; ++id) colocation_offsets[id + 1] += colocation_offsets[id];
+  std::vector<uint32_t> colocations(colocation_offsets[id_count]);
+  {
+    std::vector<uint32_t> cursor(colocation_offsets.begin(), colocation_offsets.end() - 1);
+    for (const HeapEvent& e : events) {  // event order = the order they joined
+      if (e.kind == HeapEvent::kShareWith && share_with[e.buffer] == e.share_with &&
+          intervals[e.buffer].size > 0) {
+        colocations[cursor[e.share_with]++] = e.buffer;
+      }
     }
-    return group;
+  }
+  auto group_of = [&](uint32_t root, std::vector<uint32_t>* group) {
+    group->assign(1, root);
+    for (size_t k = 0; k < group->size(); ++k) {
+      const uint32_t g = (*group)[k];
+      for (uint32_t c = colocation_offsets[g]; c < colocation_offsets[g + 1]; ++c) {
+        group->push_back(colocations[c]);
+      }
+    }
   };
 
   std::vector<uint32_t> roots;
-  for (const Interval& in : intervals) {
-    if (in.present && in.size > 0 && in.needs_allocation) roots.push_back(in.id);
+  for (uint32_t id = 0; id < id_count; ++id) {
+    const Interval& in = intervals[id];
+    if (in.present && in.size > 0 && in.needs_allocation) roots.push_back(id);
   }
-  std::vector<int64_t> max_end(id_count, 0);
+  std::vector<uint32_t> group;
+  std::vector<int64_t> max_end;
   if (order == HeapOrder::kTemporal) {
+    max_end.assign(id_count, 0);
     for (uint32_t r : roots) {
       int64_t end = intervals[r].end;
-      for (uint32_t c : group_of(r)) end = std::max(end, intervals[c].end);
+      group_of(r, &group);
+      for (uint32_t c : group) end = std::max(end, intervals[c].end);
       max_end[r] = end;
     }
   }
@@ -88,72 +208,35 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     const Interval& x = intervals[a];
     const Interval& y = intervals[b];
     if (order == HeapOrder::kSpatial) {
-      return std::make_tuple(-x.size, x.start - x.end, x.id) <
-             std::make_tuple(-y.size, y.start - y.end, y.id);
+      return std::make_tuple(-x.size, x.start - x.end, a) <
+             std::make_tuple(-y.size, y.start - y.end, b);
     }
-    return std::make_tuple(x.start - max_end[a], -x.size, x.id) <
-           std::make_tuple(y.start - max_end[b], -y.size, y.id);
+    return std::make_tuple(x.start - max_end[a], -x.size, a) <
+           std::make_tuple(y.start - max_end[b], -y.size, b);
   });
 
-  std::vector<Committed> committed;
+  std::vector<uint32_t> members;
+  for (uint32_t r : roots) {
+    group_of(r, &group);
+    members.insert(members.end(), group.begin(), group.end());
+  }
+  PlacedChunks placed(intervals, std::move(members));
+  std::vector<std::pair<int64_t, int64_t>> used;
+  uint32_t query = 0;
   for (uint32_t root : roots) {
-    const std::vector<uint32_t> group = group_of(root);
-    const int64_t own_size = intervals[root].size;
+    group_of(root, &group);
     int64_t max_size = 0;
-    for (uint32_t g : group) max_size = std::max(max_size, intervals[g].size);
-
-    // Free chunks: start -> end. Subtract every committed chunk that is
-    // live at any time this group is live.
-    std::map<int64_t, int64_t> free = {{0, kInfinity}};
-    for (const Committed& used : committed) {
-      bool overlaps = false;
-      for (uint32_t g : group) {
-        if (used.start <= intervals[g].end && intervals[g].start <= used.end) {
-          overlaps = true;
-          break;
-        }
-      }
-      if (!overlaps) continue;
-      const int64_t used_end = used.offset + used.size;
-      auto it = free.upper_bound(used.offset);
-      if (it != free.begin()) --it;
-      std::vector<std::pair<int64_t, int64_t>> keep;
-      while (it != free.end() && it->first < used_end) {
-        const int64_t chunk_start = it->first, chunk_end = it->second;
-        if (chunk_end <= used.offset) {
-          ++it;
-          continue;
-        }
-        // The piece before the used chunk survives only if the buffer fits.
-        if (chunk_start < used.offset && used.offset - chunk_start >= own_size) {
-          keep.emplace_back(chunk_start, used.offset);
-        }
-        // The piece after starts aligned and must hold the largest colocation.
-        const int64_t after = RoundUpTo(used_end, alignment);
-        if (chunk_end > used_end && chunk_end - after >= max_size) {
-          keep.emplace_back(after, chunk_end);
-        }
-        it = free.erase(it);
-      }
-      for (const auto& piece : keep) free[piece.first] = piece.second;
-    }
-
-    // Best fit: the smallest free chunk that holds the largest colocation.
-    int64_t best_offset = -1, best_size = std::numeric_limits<int64_t>::max();
-    for (const auto& [chunk_start, chunk_end] : free) {
-      const int64_t offset = RoundUpTo(chunk_start, alignment);
-      if (offset + max_size > chunk_end) continue;
-      const int64_t size = chunk_end - chunk_start;
-      if (size < best_size) {
-        best_size = size;
-        best_offset = offset;
-      }
-    }
+    used.clear();
+    ++query;
     for (uint32_t g : group) {
-      const Interval& in = intervals[g];
-      committed.push_back({in.start, in.end, best_offset, in.size});
-      result.offsets[g] = best_offset;
-      result.heap_size = std::max(result.heap_size, best_offset + in.size);
+      max_size = std::max(max_size, intervals[g].size);
+      placed.AppendLive(intervals[g].start, intervals[g].end, alignment, query, &used);
+    }
+    const int64_t offset = BestFit(&used, max_size);
+    for (uint32_t g : group) {
+      placed.Place(g, offset);
+      result.offsets[g] = offset;
+      result.heap_size = std::max(result.heap_size, offset + intervals[g].size);
     }
   }
   return result;
@@ -161,10 +244,14 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
                     int64_t alignment) {
+  // The two orders are independent; lay them out side by side.
+  HeapResult temporal;
+  std::thread worker([&] {
+    temporal = GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
+  });
   HeapResult spatial =
       GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kSpatial);
-  HeapResult temporal =
-      GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
+  worker.join();
   return temporal.heap_size < spatial.heap_size ? std::move(temporal) : std::move(spatial);
 }
 
