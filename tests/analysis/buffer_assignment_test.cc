@@ -1,0 +1,165 @@
+// Small modules whose buffer assignment is worked out by hand in the
+// comments, as in XLA's heap_simulator_test; the real-world check against
+// XLA is ground_truth_test.cc.
+#include "lib/analysis/buffer_assignment.h"
+
+#include "gtest/gtest.h"
+#include "lib/analysis/heap_simulator.h"
+#include "lib/analysis/memory_profile.h"
+#include "lib/hlo/text_parser.h"
+
+namespace hlomem::analysis {
+namespace {
+
+struct Assigned {
+  std::vector<hlo::Module> modules;
+  std::unique_ptr<BufferAssignment> assignment;
+};
+
+Assigned Assign(absl::string_view text) {
+  Assigned out;
+  auto modules = hlo::ParseHloString(text, "test.hlo");
+  EXPECT_TRUE(modules.ok()) << modules.status().message();
+  out.modules = std::move(*modules);
+  auto assignment = BufferAssignment::Run(out.modules.front());
+  EXPECT_TRUE(assignment.ok()) << assignment.status().message();
+  out.assignment = std::move(*assignment);
+  return out;
+}
+
+// engine.md §4.4, with the reduce's init constant scheduled first:
+//   c0(0) p0(1) a(2) b(3) d(4) r(5); end = 6.
+//   p0: 1024 B parameter; r: 4 B output; c0: 4 B constant;
+//   reducer x, y, s: 3 x 4 B thread-local.
+//   Heap: b = add(a, a) is elementwise, so it takes a's chunk when a dies
+//   (Free(a), ShareWith(b, a)); d = reverse(b) is not elementwise and
+//   overlaps b at step 4 (allocs before frees): 2 x 1024 = 2048 B.
+//   Total = 1024 + 4 + 4 + 12 + 2048 = 3092 B.
+TEST(BufferAssignmentTest, EngineDocToyExample) {
+  Assigned a = Assign(R"(
+HloModule toy, is_scheduled=true
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  c0 = f32[] constant(0)
+  p0 = f32[256]{0} parameter(0)
+  a = f32[256]{0} exponential(p0)
+  b = f32[256]{0} add(a, a)
+  d = f32[256]{0} reverse(b), dimensions={0}
+  ROOT r = f32[] reduce(d, c0), dimensions={0}, to_apply=add
+}
+)");
+  const AssignmentStats& st = a.assignment->stats();
+  EXPECT_EQ(st.total_bytes, 3092);
+  EXPECT_EQ(st.argument_bytes, 1024);
+  EXPECT_EQ(st.output_bytes, 4);
+  EXPECT_EQ(st.temp_bytes, 2048);
+  EXPECT_EQ(st.constant_bytes, 4);
+  EXPECT_EQ(st.thread_local_bytes, 12);
+  // Live temp bytes never exceed 2048 (a/b share one chunk), and the heap
+  // is exactly that: no fragmentation.
+  EXPECT_EQ(st.heap_lower_bound, 2048);
+  EXPECT_EQ(ComputeMemoryProfile(*a.assignment).fragmentation_bytes, 0);
+}
+
+// p0 is donated to the output r. n = negate(p0) dies where r starts; since
+// r = negate(n) is elementwise on n, n fits in the donated allocation ahead
+// of r: no temp at all. Total = 1024 (parameter, also the output).
+TEST(BufferAssignmentTest, TempReusesDonatedParameter) {
+  Assigned a = Assign(R"(
+HloModule donate, is_scheduled=true, input_output_alias={ {}: (0, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[256]{0} parameter(0)
+  n = f32[256]{0} negate(p0)
+  ROOT r = f32[256]{0} negate(n)
+}
+)");
+  const AssignmentStats& st = a.assignment->stats();
+  EXPECT_EQ(st.total_bytes, 1024);
+  EXPECT_EQ(st.argument_bytes, 1024);
+  EXPECT_EQ(st.alias_bytes, 1024);
+  EXPECT_EQ(st.output_bytes, 1024);
+  EXPECT_EQ(st.temp_bytes, 0);
+}
+
+// The same with r = reverse(n): reverse cannot write over its operand, so
+// n and r overlap at r's step and n needs its own 1024 B temp.
+TEST(BufferAssignmentTest, NonElementwiseConsumerBlocksReuse) {
+  Assigned a = Assign(R"(
+HloModule donate, is_scheduled=true, input_output_alias={ {}: (0, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[256]{0} parameter(0)
+  n = f32[256]{0} negate(p0)
+  ROOT r = f32[256]{0} reverse(n), dimensions={0}
+}
+)");
+  const AssignmentStats& st = a.assignment->stats();
+  EXPECT_EQ(st.total_bytes, 2048);
+  EXPECT_EQ(st.temp_bytes, 1024);
+  EXPECT_EQ(st.alias_bytes, 1024);
+}
+
+// A dynamic-update-slice writes into its operand 0: the broadcast and the
+// update result are one buffer, the live-out output (1024 B), plus the
+// 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.
+TEST(BufferAssignmentTest, DynamicUpdateSliceIsInPlace) {
+  Assigned a = Assign(R"(
+HloModule dus, is_scheduled=true
+
+ENTRY e {
+  zero = f32[] constant(0)
+  big = f32[256]{0} broadcast(zero), dimensions={}
+  upd = f32[1]{0} parameter(0)
+  i = s32[] constant(3)
+  ROOT d = f32[256]{0} dynamic-update-slice(big, upd, i)
+}
+)");
+  const AssignmentStats& st = a.assignment->stats();
+  EXPECT_EQ(st.output_bytes, 1024);
+  EXPECT_EQ(st.argument_bytes, 4);
+  EXPECT_EQ(st.constant_bytes, 8);
+  EXPECT_EQ(st.temp_bytes, 0);
+  EXPECT_EQ(st.total_bytes, 1024 + 4 + 8);
+}
+
+// Event counter times: X=[0,4], Y=[1,2], Z=[3,5] (Alloc X, Alloc Y, Free Y,
+// Alloc Z, Free X, Free Z). Both orders place X at 0, then Z (overlaps X)
+// after X rounded up to 64, at 128, then Y (overlaps X, not Z) also at 128.
+// Heap = 128 + 100 = 228; live bytes peak at 200 (X with Y, or X with Z).
+TEST(HeapSimulatorTest, BestFitWithAlignment) {
+  const std::vector<HeapEvent> events = {
+      {HeapEvent::kAlloc, 0, 100, 0}, {HeapEvent::kAlloc, 1, 50, 0},
+      {HeapEvent::kFree, 1, 50, 0},   {HeapEvent::kAlloc, 2, 100, 0},
+      {HeapEvent::kFree, 0, 100, 0},  {HeapEvent::kFree, 2, 100, 0},
+  };
+  const HeapResult heap = BestHeap(events, 3, 64);
+  EXPECT_EQ(heap.heap_size, 228);
+  EXPECT_EQ(heap.offsets[0], 0);
+  EXPECT_EQ(heap.offsets[2], 128);
+  EXPECT_EQ(heap.offsets[1], 128);
+  EXPECT_EQ(LiveBytesPeak(events, 3), 200);
+}
+
+// ShareWith puts a buffer in another's chunk; the shared chunk counts once.
+TEST(HeapSimulatorTest, SharedChunkCountsOnce) {
+  const std::vector<HeapEvent> events = {
+      {HeapEvent::kAlloc, 0, 64, 0},
+      {HeapEvent::kFree, 0, 64, 0},
+      {HeapEvent::kShareWith, 1, 64, 0},
+      {HeapEvent::kFree, 1, 64, 0},
+  };
+  const HeapResult heap = BestHeap(events, 2, 64);
+  EXPECT_EQ(heap.heap_size, 64);
+  EXPECT_EQ(heap.offsets[1], heap.offsets[0]);
+  EXPECT_EQ(LiveBytesPeak(events, 2), 64);
+}
+
+}  // namespace
+}  // namespace hlomem::analysis
