@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lib/detect/detector_list.h"
+
 namespace hlomem::detect {
 
 absl::string_view SeverityName(Severity severity) {
@@ -17,9 +19,44 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// The registry. Add a detector here and nowhere else.
+// The registry. Add a detector here and nowhere else. Each description says
+// what `bytes` means for its findings.
 constexpr DetectorInfo kDetectors[] = {
-    {"none-yet", "placeholder until the first detector lands", kMiB, nullptr},
+    {"duplicate-buffer",
+     "a buffer holding another live buffer's elements again (sliced and re-concatenated, "
+     "index-normalized, converted); bytes: the copy's size less any dtype-widening part",
+     kMiB, DetectDuplicateBuffers},
+    {"dtype-widening",
+     "a buffer converting another to a wider type with the same element count (s16->s32, "
+     "bf16->f32); bytes: the extra bytes of the wider type",
+     kMiB, DetectDtypeWidening},
+    {"broadcast-materialized",
+     "a broadcast of a scalar or small operand stored in memory instead of fused into its "
+     "consumer; bytes: the broadcast buffer's size",
+     kMiB, DetectMaterializedBroadcasts},
+    {"missed-donation",
+     "entry parameters not donated though a same-shape output is their new value (written "
+     "over them by their last reader), and donations XLA could not use; bytes: the outputs "
+     "donation would remove",
+     kMiB, DetectMissedDonations, /*needs_optimized_module=*/false},
+    {"layout-copy",
+     "a copy/transpose that only changes another live buffer's layout; bytes: the copy's size",
+     kMiB, DetectLayoutCopies},
+    {"fragmentation",
+     "a temp heap larger than the most temporaries live at once by 5% or more; bytes: heap "
+     "size minus that lower bound",
+     kMiB, DetectFragmentation},
+    {"padding-waste",
+     "TPU tiled layouts padding buffers by a fifth or more; bytes: the padding of the buffers "
+     "live at the peak",
+     kMiB, DetectPaddingWaste},
+    {"large-constant",
+     "array constants embedded in the module; bytes: the constant's size",
+     kMiB, DetectLargeConstants, /*needs_optimized_module=*/false},
+    {"loop-carried-copy",
+     "while loops copying their carried state each iteration; bytes: the copies' own buffers "
+     "live at once",
+     kMiB, DetectLoopCarriedCopies},
 };
 
 }  // namespace
@@ -39,6 +76,7 @@ std::vector<Finding> RunDetectors(const DetectorInput& input, const DetectOption
         std::find(options.only.begin(), options.only.end(), d.name) == options.only.end()) {
       continue;
     }
+    if (d.needs_optimized_module && !input.module.is_scheduled) continue;
     const int64_t threshold = options.min_bytes >= 0 ? options.min_bytes : d.default_min_bytes;
     std::vector<Finding> found;
     d.run(input, threshold, &found);

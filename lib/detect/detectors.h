@@ -30,6 +30,9 @@ struct DetectorInfo {
   absl::string_view description;
   int64_t default_min_bytes;  // findings below it are not reported
   DetectorFn run;
+  // Judges what XLA's fusion, copy insertion or heap layout decided: skipped
+  // on unscheduled (before-optimizations) modules, where nothing is fused yet.
+  bool needs_optimized_module = true;
 };
 
 absl::Span<const DetectorInfo> Detectors();
