@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/heap_simulator.h"
+#include "lib/analysis/reuse_index.h"
 #include "lib/base/bytes.h"
 
 namespace hlomem::analysis {
@@ -395,6 +396,29 @@ class BufferAssigner {
     });
 
     std::vector<int64_t> reusable;  // XLA's allocation_indices
+    ReuseIndex reuse(candidates.size());
+    std::vector<int64_t> reuse_position(out_->allocations_.size(), -1);
+    auto make_reusable = [&](int64_t a) {
+      const size_t position = reuse.Add(out_->allocations_[static_cast<size_t>(a)].size);
+      reusable.push_back(a);
+      if (reuse_position.size() <= static_cast<size_t>(a)) {
+        reuse_position.resize(static_cast<size_t>(a) + 1, -1);
+      }
+      reuse_position[static_cast<size_t>(a)] = static_cast<int64_t>(position);
+    };
+    // Keeps the index's view of a reusable allocation current after `b`
+    // moved into it.
+    auto note_buffer = [&](int64_t a, BufferId b) {
+      if (static_cast<size_t>(a) >= reuse_position.size() || reuse_position[static_cast<size_t>(a)] < 0) {
+        return;
+      }
+      for (ValueId v : df_->buffer_values(b)) {
+        if (range(v).valid()) {
+          reuse.AddLiveRange(static_cast<size_t>(reuse_position[static_cast<size_t>(a)]),
+                             range(v).start, range(v).end);
+        }
+      }
+    };
     for (BufferId b : candidates) {
       bool done = false;
       for (ValueId v : df_->buffer_values(b)) {
@@ -414,7 +438,10 @@ class BufferAssigner {
           alloc.parameter_index = value(v).index;
           alloc.aliased_with_output = ParameterIsAliased(alloc.parameter_number, value(v).index);
           AddBuffer(a, b, 0);
-          if (alloc.aliased_with_output) reusable.push_back(a);
+          if (alloc.aliased_with_output) {
+            make_reusable(a);
+            note_buffer(a, b);
+          }
           done = true;
           break;
         }
@@ -437,6 +464,7 @@ class BufferAssigner {
           if (ov == kNone) continue;
           const int64_t a = out_->allocation_of_buffer_[df_->buffer_of(ov)];
           if (a >= 0 && MaybeAssignBuffer(a, b)) {
+            note_buffer(a, b);
             done = true;
             break;
           }
@@ -445,8 +473,20 @@ class BufferAssigner {
       }
       if (done) continue;
 
-      for (auto it = reusable.rbegin(); it != reusable.rend(); ++it) {
-        if (MaybeAssignBuffer(*it, b)) {
+      // Newest first, skipping allocations that certainly cannot take it;
+      // the buffer's longest value range tells busy allocations apart.
+      LiveRange probe;
+      for (ValueId v : df_->buffer_values(b)) {
+        if (range(v).valid() && (!probe.valid() || range(v).end - range(v).start >
+                                                       probe.end - probe.start)) {
+          probe = range(v);
+        }
+      }
+      for (int64_t k = static_cast<int64_t>(reusable.size());;) {
+        k = reuse.FindLast(static_cast<size_t>(k), buffer_size(b), probe.start, probe.end);
+        if (k < 0) break;
+        if (MaybeAssignBuffer(reusable[static_cast<size_t>(k)], b)) {
+          note_buffer(reusable[static_cast<size_t>(k)], b);
           done = true;
           break;
         }
@@ -459,7 +499,8 @@ class BufferAssigner {
       }
       const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
       AddBuffer(a, b, 0);
-      reusable.push_back(a);
+      make_reusable(a);
+      note_buffer(a, b);
     }
   }
 

@@ -567,11 +567,13 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
 
   // Sources of every forwarding node; nodes with two or more sources are
   // the phi points (while and conditional outputs, loop parameters).
-  std::vector<std::vector<NodeId>> sources(total_nodes);
+  // Links (to, from) in the order made; grouped by target below into CSR
+  // rows, since most nodes have no source or one.
+  std::vector<std::pair<NodeId, NodeId>> links;
   auto forward_range = [&](NodeId to, NodeId from, uint32_t count, bool skip_defined) {
     for (uint32_t k = 0; k < count; ++k) {
       if (skip_defined && defines[to + k]) continue;
-      sources[to + k].push_back(from + k);
+      links.emplace_back(to + k, from + k);
     }
   };
   auto subtree = [&](InstrId i, int64_t k) -> std::pair<NodeId, uint32_t> {
@@ -710,18 +712,47 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     }
   }
 
+  std::vector<uint32_t> source_offsets(total_nodes + 1, 0);
+  for (const auto& link_pair : links) ++source_offsets[link_pair.first + 1];
+  for (size_t n = 0; n < total_nodes; ++n) source_offsets[n + 1] += source_offsets[n];
+  std::vector<NodeId> source_pool(links.size());
+  {
+    std::vector<uint32_t> cursor(source_offsets.begin(), source_offsets.end() - 1);
+    for (const auto& [to, from] : links) source_pool[cursor[to]++] = from;
+  }
+  links = {};
+  auto sources = [&](NodeId n) {
+    return absl::MakeConstSpan(source_pool.data() + source_offsets[n],
+                               source_offsets[n + 1] - source_offsets[n]);
+  };
+
   // Phase A: the set of defining values reaching each node (union at phis).
   std::vector<ReachSet> reach(total_nodes);
-  std::vector<std::vector<NodeId>> dependents(total_nodes);
   for (NodeId n = 0; n < total_nodes; ++n) {
     if (defines[n]) reach[n].push_back(df.value_at_[n]);
-    for (NodeId s : sources[n]) dependents[s].push_back(n);
   }
+  // Dependents: the nodes each node is a source of, in node order.
+  std::vector<uint32_t> dependent_offsets(total_nodes + 1, 0);
+  for (NodeId n = 0; n < total_nodes; ++n) {
+    for (NodeId s : sources(n)) ++dependent_offsets[s + 1];
+  }
+  for (size_t n = 0; n < total_nodes; ++n) dependent_offsets[n + 1] += dependent_offsets[n];
+  std::vector<NodeId> dependent_pool(dependent_offsets.back());
+  {
+    std::vector<uint32_t> cursor(dependent_offsets.begin(), dependent_offsets.end() - 1);
+    for (NodeId n = 0; n < total_nodes; ++n) {
+      for (NodeId s : sources(n)) dependent_pool[cursor[s]++] = n;
+    }
+  }
+  auto dependents = [&](NodeId n) {
+    return absl::MakeConstSpan(dependent_pool.data() + dependent_offsets[n],
+                               dependent_offsets[n + 1] - dependent_offsets[n]);
+  };
   {
     std::vector<NodeId> worklist;
     std::vector<bool> queued(total_nodes, false);
     for (NodeId n = 0; n < total_nodes; ++n) {
-      if (!sources[n].empty()) {
+      if (!sources(n).empty()) {
         worklist.push_back(n);
         queued[n] = true;
       }
@@ -732,9 +763,9 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
       worklist.pop_back();
       queued[n] = false;
       bool changed = false;
-      for (NodeId s : sources[n]) UnionInto(reach[s], &reach[n], &changed);
+      for (NodeId s : sources(n)) UnionInto(reach[s], &reach[n], &changed);
       if (!changed) continue;
-      for (NodeId d : dependents[n]) {
+      for (NodeId d : dependents(n)) {
         if (!queued[d]) {
           queued[d] = true;
           worklist.push_back(d);
@@ -745,7 +776,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
 
   // Phase B: a phi point reached by two or more values defines a phi value.
   for (NodeId n = 0; n < total_nodes; ++n) {
-    if (defines[n] || sources[n].size() < 2 || reach[n].size() < 2) continue;
+    if (defines[n] || sources(n).size() < 2 || reach[n].size() < 2) continue;
     HloValue v;
     v.instruction = df.node_instruction_[n];
     v.node = n;
@@ -773,11 +804,11 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
           stack.pop_back();
           continue;
         }
-        if (reach[n].empty() || sources[n].empty()) {
+        if (reach[n].empty() || sources(n).empty()) {
           stack.pop_back();  // nothing reaches it
           continue;
         }
-        const NodeId s = sources[n][0];
+        const NodeId s = sources(n)[0];
         if (df.value_at_[s] != kNone) {
           df.value_at_[n] = df.value_at_[s];
           stack.pop_back();

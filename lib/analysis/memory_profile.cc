@@ -62,33 +62,49 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     profile.buffers.push_back(r);
   }
 
-  // Timeline by difference array. Two buffers at the same place in one
-  // allocation where one ends at the step the other starts (in-place reuse)
-  // hold the memory once at that step.
-  std::vector<int64_t> delta(static_cast<size_t>(end_time) + 2, 0);
-  std::vector<std::vector<size_t>> by_allocation(assignment.allocations().size());
+  // Timeline by difference array over occupancies: each value's own live
+  // range (a buffer's values can leave gaps that other buffers reuse, as a
+  // temp placed in a donated parameter's allocation does), except entry
+  // parameters and constants, which hold their memory all along. Where two
+  // occupancies of one place in one allocation touch (in-place reuse), the
+  // memory counts once at that step.
+  struct Occupancy {
+    int64_t allocation, offset, start, end, bytes;
+    size_t record;
+  };
+  std::vector<Occupancy> occupancies;
   for (size_t k = 0; k < profile.buffers.size(); ++k) {
     const BufferRecord& r = profile.buffers[k];
     if (r.kind == BufferKind::kThreadLocal || r.start < 0) continue;
-    delta[static_cast<size_t>(r.start)] += r.bytes;
-    delta[static_cast<size_t>(r.end) + 1] -= r.bytes;
-    by_allocation[static_cast<size_t>(r.allocation)].push_back(k);
-  }
-  for (auto& members : by_allocation) {
-    std::sort(members.begin(), members.end(), [&](size_t x, size_t y) {
-      const BufferRecord& a = profile.buffers[x];
-      const BufferRecord& b = profile.buffers[y];
-      return std::tie(a.offset, a.start) < std::tie(b.offset, b.start);
-    });
-    for (size_t k = 0; k + 1 < members.size(); ++k) {
-      const BufferRecord& earlier = profile.buffers[members[k]];
-      const BufferRecord& later = profile.buffers[members[k + 1]];
-      if (earlier.offset == later.offset && earlier.end == later.start) {
-        const int64_t overlap = std::min(earlier.bytes, later.bytes);
-        delta[static_cast<size_t>(later.start)] -= overlap;
-        delta[static_cast<size_t>(later.start) + 1] += overlap;
-      }
+    const Allocation& alloc = assignment.allocations()[static_cast<size_t>(r.allocation)];
+    if (r.kind == BufferKind::kConstant ||
+        (r.kind == BufferKind::kParameter && !alloc.aliased_with_output)) {
+      occupancies.push_back({r.allocation, r.offset, r.start, r.end, r.bytes, k});
+      continue;
     }
+    for (ValueId v : df.buffer_values(r.buffer)) {
+      const LiveRange& range = assignment.live_range(v);
+      if (!range.valid()) continue;
+      occupancies.push_back(
+          {r.allocation, assignment.offset_of(v), range.start, range.end, r.bytes, k});
+    }
+  }
+  std::sort(occupancies.begin(), occupancies.end(), [](const Occupancy& a, const Occupancy& b) {
+    return std::tie(a.allocation, a.offset, a.start, a.end) <
+           std::tie(b.allocation, b.offset, b.start, b.end);
+  });
+  std::vector<int64_t> delta(static_cast<size_t>(end_time) + 2, 0);
+  for (size_t k = 0; k < occupancies.size(); ++k) {
+    const Occupancy& o = occupancies[k];
+    delta[static_cast<size_t>(o.start)] += o.bytes;
+    delta[static_cast<size_t>(o.end) + 1] -= o.bytes;
+    if (k == 0) continue;
+    const Occupancy& prev = occupancies[k - 1];
+    if (prev.allocation != o.allocation || prev.offset != o.offset || o.start > prev.end) continue;
+    const int64_t overlap_end = std::min(prev.end, o.end);
+    const int64_t shared = std::min(prev.bytes, o.bytes);
+    delta[static_cast<size_t>(o.start)] -= shared;
+    delta[static_cast<size_t>(overlap_end) + 1] += shared;
   }
   profile.timeline.resize(static_cast<size_t>(end_time) + 1);
   int64_t live = 0;
@@ -100,12 +116,12 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
       profile.peak_step = static_cast<int64_t>(t);
     }
   }
+  std::vector<bool> at_peak(profile.buffers.size(), false);
+  for (const Occupancy& o : occupancies) {
+    if (o.start <= profile.peak_step && profile.peak_step <= o.end) at_peak[o.record] = true;
+  }
   for (size_t k = 0; k < profile.buffers.size(); ++k) {
-    const BufferRecord& r = profile.buffers[k];
-    if (r.kind != BufferKind::kThreadLocal && r.start <= profile.peak_step &&
-        profile.peak_step <= r.end && r.start >= 0) {
-      profile.live_at_peak.push_back(k);
-    }
+    if (at_peak[k]) profile.live_at_peak.push_back(k);
   }
   std::stable_sort(profile.live_at_peak.begin(), profile.live_at_peak.end(),
                    [&](size_t x, size_t y) { return profile.buffers[x].bytes > profile.buffers[y].bytes; });

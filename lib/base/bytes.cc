@@ -98,4 +98,10 @@ std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
   return out;
 }
 
+std::optional<int64_t> CheckedRoundUpTo(int64_t value, int64_t alignment) {
+  const int64_t remainder = value % alignment;
+  if (remainder == 0) return value;
+  return CheckedAdd(value, alignment - remainder);
+}
+
 }  // namespace hlomem

@@ -30,6 +30,8 @@ std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
 inline int64_t RoundUpTo(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
+// The same for untrusted `value` >= 0 and `alignment` > 0: nullopt on overflow.
+std::optional<int64_t> CheckedRoundUpTo(int64_t value, int64_t alignment);
 
 }  // namespace hlomem
 

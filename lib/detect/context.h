@@ -12,23 +12,13 @@
 
 #include "lib/detect/detectors.h"
 #include "lib/detect/recipe.h"
+#include "lib/hlo/provenance.h"
 
 namespace hlomem::detect {
 
-// Where an instruction came from in the user's program.
-struct Provenance {
-  std::string file;
-  int64_t line = 0;
-  std::string op_name;
-};
-
-// The metadata op_name of an instruction, unescaped ("params['w1']"), or "".
-std::string OpName(const hlo::Module& module, hlo::InstrId instruction);
-
-// The source location and op_name of `instruction`, or of the closest
-// instruction that has them: inside a fusion or an outlined call, then the
-// callers and users, then the operands.
-Provenance ProvenanceOf(const hlo::Module& module, hlo::InstrId instruction);
+using hlo::OpName;
+using hlo::Provenance;
+using hlo::ProvenanceOf;
 
 class Context {
  public:

@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
 #include "lib/base/file_contents.h"
+#include "lib/base/metrics.h"
+#include "lib/base/parallel.h"
 #include "lib/dump/xla_buffer_assignment_proto.h"
 #include "lib/hlo/proto_reader.h"
 #include "lib/hlo/verifier.h"
@@ -43,8 +45,13 @@ struct ParsedHlo {
 absl::StatusOr<ParsedHlo> ParseHloFile(const std::string& path, const LoadOptions& options,
                                        bool* was_buffer_assignment) {
   *was_buffer_assignment = false;
-  absl::StatusOr<std::shared_ptr<const FileContents>> file = FileContents::Open(path);
+  absl::StatusOr<std::shared_ptr<const FileContents>> file;
+  {
+    ScopedPhase phase("read");
+    file = FileContents::Open(path);
+  }
   if (!file.ok()) return file.status();
+  ScopedPhase phase("parse");
   ParsedHlo parsed;
   switch (SniffContent(path, (*file)->data())) {
     case Content::kEmpty:
@@ -74,6 +81,8 @@ absl::StatusOr<ParsedHlo> ParseHloFile(const std::string& path, const LoadOption
   }
   for (const hlo::Module& m : parsed.modules) {
     absl::Status verified = hlo::VerifyModule(m);
+    if (!verified.ok()) return verified;
+    verified = hlo::VerifyElementCount(m, options.max_elements);
     if (!verified.ok()) return verified;
   }
   return parsed;
@@ -127,13 +136,34 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
     }
     return false;
   };
-  absl::Status first_error;
-  for (DumpModuleFiles& files : discovered->modules) {
+  // Reading and parsing dominate: they run for all modules on all cores
+  // first, each into its own slot; the merge below stays sequential, so the
+  // output order is the discovery order.
+  struct Prepared {
     std::vector<std::string> read;
+    absl::StatusOr<XlaBufferAssignment> assignment;
+    bool was_buffer_assignment = false;
+    absl::StatusOr<ParsedHlo> parsed;
+  };
+  std::vector<Prepared> prepared(discovered->modules.size());
+  ParallelFor(prepared.size(), [&](size_t k) {
+    const DumpModuleFiles& files = discovered->modules[k];
+    Prepared& p = prepared[k];
+    if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
+      p.assignment = ReadXlaAssignment(files, &p.read);
+    }
+    const std::string& hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+    if (!hlo_path.empty()) p.parsed = ParseHloFile(hlo_path, options, &p.was_buffer_assignment);
+  });
+
+  absl::Status first_error;
+  for (size_t k = 0; k < prepared.size(); ++k) {
+    DumpModuleFiles& files = discovered->modules[k];
+    std::vector<std::string> read = std::move(prepared[k].read);
     std::optional<XlaBufferAssignment> xla;
     std::vector<std::string> module_warnings;
     if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
-      absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &read);
+      absl::StatusOr<XlaBufferAssignment>& assignment = prepared[k].assignment;
       if (assignment.ok()) {
         xla = std::move(*assignment);
       } else {
@@ -153,9 +183,8 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
       continue;
     }
     read.insert(read.begin(), hlo_path);
-    bool was_buffer_assignment = false;
-    absl::StatusOr<ParsedHlo> parsed = ParseHloFile(hlo_path, options, &was_buffer_assignment);
-    if (was_buffer_assignment) {
+    absl::StatusOr<ParsedHlo>& parsed = prepared[k].parsed;
+    if (prepared[k].was_buffer_assignment) {
       // A standalone -buffer-assignment.txt: XLA's numbers without the HLO.
       files.buffer_assignment = hlo_path;
       files.hlo_text.clear();

@@ -14,12 +14,15 @@
 #include "lib/dump/xla_buffer_assignment.h"
 #include "lib/hlo/module.h"
 #include "lib/hlo/text_parser.h"
+#include "lib/hlo/verifier.h"
 
 namespace hlomem::dump {
 
 struct LoadOptions {
   Stage stage = Stage::kAfterOptimizations;
   hlo::ParseOptions parse;
+  // Modules with more elements are refused (hlo::VerifyElementCount).
+  int64_t max_elements = hlo::kDefaultMaxElements;
   // Read XLA's buffer-assignment files (and the proto's field 3) too.
   bool read_xla_assignment = true;
 };

@@ -8,16 +8,30 @@
 namespace hlomem::hlo {
 namespace {
 
-// Builds a CSR index: for each key, the values pushed for it, in push order.
-template <typename Pairs>
-void BuildCsr(size_t key_count, const Pairs& pairs,
-              std::vector<uint32_t>* offsets, std::vector<uint32_t>* pool) {
+// Builds a CSR index of the distinct (key, value) pairs that
+// `for_each_pair(emit)` emits in nondecreasing value order: each key's row
+// lists its values in order, once. Two passes, no sort.
+template <typename ForEachPair>
+void BuildDistinctCsr(size_t key_count, const ForEachPair& for_each_pair,
+                      std::vector<uint32_t>* offsets, std::vector<uint32_t>* pool) {
   offsets->assign(key_count + 1, 0);
-  for (const auto& [key, value] : pairs) ++(*offsets)[key + 1];
+  for_each_pair([&](uint32_t key, uint32_t) { ++(*offsets)[key + 1]; });
   for (size_t i = 1; i <= key_count; ++i) (*offsets)[i] += (*offsets)[i - 1];
-  pool->assign(pairs.size(), kNoId);
-  std::vector<uint32_t> cursor(offsets->begin(), offsets->end() - 1);
-  for (const auto& [key, value] : pairs) (*pool)[cursor[key]++] = value;
+  pool->assign(offsets->back(), kNoId);
+  std::vector<uint32_t> row_end(offsets->begin(), offsets->end() - 1);
+  for_each_pair([&](uint32_t key, uint32_t value) {
+    uint32_t& end = row_end[key];
+    if (end == (*offsets)[key] || (*pool)[end - 1] != value) (*pool)[end++] = value;
+  });
+  // Close the gaps that repeated pairs left.
+  uint32_t out = 0;
+  for (size_t key = 0; key < key_count; ++key) {
+    const uint32_t begin = (*offsets)[key];
+    (*offsets)[key] = out;
+    for (uint32_t k = begin; k < row_end[key]; ++k) (*pool)[out++] = (*pool)[k];
+  }
+  (*offsets)[key_count] = out;
+  pool->resize(out);
 }
 
 template <typename T>
@@ -61,14 +75,6 @@ absl::string_view Module::Own(std::string text) {
   return owned_strings_.back();
 }
 
-absl::Span<const InstrId> Module::operands(InstrId id) const {
-  const Instruction& i = instructions[id];
-  return absl::MakeConstSpan(operand_pool.data() + i.operands_begin, i.operand_count);
-}
-absl::Span<const Callee> Module::callees(InstrId id) const {
-  const Instruction& i = instructions[id];
-  return absl::MakeConstSpan(callee_pool.data() + i.callees_begin, i.callee_count);
-}
 absl::Span<const InstrId> Module::control_predecessors(InstrId id) const {
   const Instruction& i = instructions[id];
   return absl::MakeConstSpan(
@@ -167,34 +173,39 @@ absl::Status Module::ComputationError(CompId id, absl::string_view message) cons
 
 void Module::Finalize() {
   const size_t n = instructions.size();
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
 
   // Users: each distinct user once per operand instruction.
-  pairs.reserve(operand_pool.size());
-  for (InstrId user = 0; user < n; ++user) {
-    for (InstrId op : operands(user)) {
-      if (op < n) pairs.emplace_back(op, user);
-    }
-  }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  BuildCsr(n, pairs, &user_offsets_, &user_pool_);
+  BuildDistinctCsr(
+      n,
+      [&](auto emit) {
+        for (InstrId user = 0; user < n; ++user) {
+          for (InstrId op : operands(user)) {
+            if (op < n) emit(op, user);
+          }
+        }
+      },
+      &user_offsets_, &user_pool_);
 
   // Callers, and the fusion flag of fusion bodies.
-  pairs.clear();
   for (Computation& c : computations) c.is_fusion = false;
   for (InstrId caller = 0; caller < n; ++caller) {
+    if (instructions[caller].opcode != Opcode::kFusion) continue;
     for (const Callee& callee : callees(caller)) {
-      if (callee.computation >= computations.size()) continue;
-      pairs.emplace_back(callee.computation, caller);
-      if (instructions[caller].opcode == Opcode::kFusion) {
+      if (callee.computation < computations.size()) {
         computations[callee.computation].is_fusion = true;
       }
     }
   }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  BuildCsr(computations.size(), pairs, &caller_offsets_, &caller_pool_);
+  BuildDistinctCsr(
+      computations.size(),
+      [&](auto emit) {
+        for (InstrId caller = 0; caller < n; ++caller) {
+          for (const Callee& callee : callees(caller)) {
+            if (callee.computation < computations.size()) emit(callee.computation, caller);
+          }
+        }
+      },
+      &caller_offsets_, &caller_pool_);
 
   // Parameters by number; holes stay kNoId (the verifier reports them).
   parameter_offsets_.assign(computations.size() + 1, 0);

@@ -123,18 +123,22 @@ struct SourceLocation {
 };
 
 struct Instruction {
+  // Fields are ordered largest first so the struct has no padding: a 1 GB
+  // module holds millions of these.
   absl::string_view name;
-  Opcode opcode = Opcode::kUnknown;
   // The opcode as written; differs from OpcodeName(opcode) for unknown
   // opcodes and async syntax sugar ("custom-call-start" is an async-start).
   absl::string_view opcode_text;
+  absl::string_view custom_call_target;  // unquoted
+  // constant(...) payload, verbatim ("0", "{...}", "{1, 2}").
+  absl::string_view literal;
+  int64_t parameter_number = -1;  // parameter(N)
+  int64_t tuple_index = -1;       // get-tuple-element index=N
+  // Where the instruction starts in the input: a byte offset for text, the
+  // instruction's position for protos. Used to locate diagnostics.
+  uint64_t source_offset = 0;
   ShapeId shape = 0;
   CompId parent = kNoId;
-  bool is_root = false;
-  // Synthesized by the text parser for a compact operand "x#1" (XLA 2026's
-  // compact get-tuple-element printing): a get-tuple-element the printer
-  // omitted. The printer folds it back into the operand.
-  bool is_implicit = false;
 
   uint32_t operands_begin = 0, operand_count = 0;
   uint32_t callees_begin = 0, callee_count = 0;
@@ -143,16 +147,14 @@ struct Instruction {
   uint32_t output_operand_aliases_begin = 0, output_operand_alias_count = 0;
   uint32_t dimensions_begin = 0, dimension_count = 0;
 
-  int64_t parameter_number = -1;  // parameter(N)
-  int64_t tuple_index = -1;       // get-tuple-element index=N
-  FusionKind fusion_kind = FusionKind::kNone;
-  absl::string_view custom_call_target;  // unquoted
-  // constant(...) payload, verbatim ("0", "{...}", "{1, 2}").
-  absl::string_view literal;
   uint32_t metadata = 0;  // index into Module::metadata; 0 means none
-  // Where the instruction starts in the input: a byte offset for text, the
-  // instruction's position for protos. Used to locate diagnostics.
-  uint64_t source_offset = 0;
+  Opcode opcode = Opcode::kUnknown;
+  FusionKind fusion_kind = FusionKind::kNone;
+  bool is_root = false;
+  // Synthesized by the text parser for a compact operand "x#1" (XLA 2026's
+  // compact get-tuple-element printing): a get-tuple-element the printer
+  // omitted. The printer folds it back into the operand.
+  bool is_implicit = false;
 };
 
 struct Computation {
@@ -216,8 +218,15 @@ class Module {
   const Computation& comp(CompId id) const { return computations[id]; }
   const Shape& shape_of(InstrId id) const { return shapes.get(instructions[id].shape); }
 
-  absl::Span<const InstrId> operands(InstrId id) const;
-  absl::Span<const Callee> callees(InstrId id) const;
+  // Inline: the analyses call these in their innermost loops.
+  absl::Span<const InstrId> operands(InstrId id) const {
+    const Instruction& i = instructions[id];
+    return absl::MakeConstSpan(operand_pool.data() + i.operands_begin, i.operand_count);
+  }
+  absl::Span<const Callee> callees(InstrId id) const {
+    const Instruction& i = instructions[id];
+    return absl::MakeConstSpan(callee_pool.data() + i.callees_begin, i.callee_count);
+  }
   absl::Span<const InstrId> control_predecessors(InstrId id) const;
   absl::Span<const Attribute> attributes(InstrId id) const;
   absl::Span<const OutputOperandAlias> output_operand_aliases(InstrId id) const;

@@ -174,6 +174,18 @@ absl::StatusOr<ShapeId> ShapeTable::Intern(Shape shape) {
       if (layout.element_size_bits < 0 || layout.element_size_bits > 1024) {
         return absl::InvalidArgumentError("invalid element size in layout");
       }
+      if (layout.memory_space < 0 || layout.tail_padding_alignment < 0) {
+        return absl::InvalidArgumentError("negative memory space or alignment in layout");
+      }
+      for (const std::vector<int64_t>& tile : layout.tiles) {
+        for (int64_t t : tile) {
+          // -1 is the combined dimension ('*').
+          if (t == 0 || t < -1) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("invalid tile dimension ", t, " in layout"));
+          }
+        }
+      }
     }
     const int64_t element_bits =
         shape.layout && shape.layout->element_size_bits > 0
@@ -183,7 +195,7 @@ absl::StatusOr<ShapeId> ShapeTable::Intern(Shape shape) {
       if (element_bits > 0) {
         std::optional<int64_t> total = CheckedMul(count, element_bits);
         if (!total) return std::nullopt;
-        return (*total + 7) / 8;
+        return *total / 8 + (*total % 8 != 0 ? 1 : 0);
       }
       return CheckedMul(count, (bits + 7) / 8);
     };
@@ -192,7 +204,14 @@ absl::StatusOr<ShapeId> ShapeTable::Intern(Shape shape) {
       return absl::InvalidArgumentError("shape's byte size overflows 64 bits");
     }
     bytes = *logical;
-    if (shape.is_dynamic()) bytes += 4 * rank;
+    if (shape.is_dynamic()) {
+      // Dynamic arrays carry an int32 size per dimension after the data.
+      std::optional<int64_t> with_sizes = CheckedAdd(bytes, 4 * rank);
+      if (!with_sizes) {
+        return absl::InvalidArgumentError("shape's byte size overflows 64 bits");
+      }
+      bytes = *with_sizes;
+    }
 
     // Padded size: round the minor dims up to the first tile.
     int64_t padded_elements = elements;
@@ -210,12 +229,11 @@ absl::StatusOr<ShapeId> ShapeTable::Intern(Shape shape) {
       const std::vector<int64_t>& tile = layout.tiles.front();
       while (physical.size() < tile.size()) physical.insert(physical.begin(), 1);
       const size_t offset = physical.size() - tile.size();
-      for (size_t i = 0; i < tile.size(); ++i) {
-        if (tile[i] > 0) physical[offset + i] = RoundUpTo(physical[offset + i], tile[i]);
-      }
       padded_elements = 1;
-      for (int64_t d : physical) {
-        std::optional<int64_t> product = CheckedMul(padded_elements, d);
+      for (size_t i = 0; i < physical.size(); ++i) {
+        std::optional<int64_t> dim = physical[i];
+        if (i >= offset && tile[i - offset] > 0) dim = CheckedRoundUpTo(*dim, tile[i - offset]);
+        std::optional<int64_t> product = dim ? CheckedMul(padded_elements, *dim) : std::nullopt;
         if (!product) {
           return absl::InvalidArgumentError("padded shape size overflows 64 bits");
         }
@@ -223,7 +241,10 @@ absl::StatusOr<ShapeId> ShapeTable::Intern(Shape shape) {
       }
     }
     if (shape.layout && shape.layout->tail_padding_alignment > 1) {
-      padded_elements = RoundUpTo(padded_elements, shape.layout->tail_padding_alignment);
+      std::optional<int64_t> aligned =
+          CheckedRoundUpTo(padded_elements, shape.layout->tail_padding_alignment);
+      if (!aligned) return absl::InvalidArgumentError("padded shape size overflows 64 bits");
+      padded_elements = *aligned;
     }
     std::optional<int64_t> padded_bytes = bytes_for(padded_elements);
     if (!padded_bytes) {

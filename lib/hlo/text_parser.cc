@@ -1,5 +1,6 @@
 #include "lib/hlo/text_parser.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -20,6 +21,29 @@ bool IsNameChar(char c) {
          c == '.' || c == '-';
 }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Byte classes for the scanning loops, which step over runs of bytes that
+// mean nothing to them with one table lookup per byte.
+enum ByteClass : uint8_t {
+  kPlain = 0,
+  kStructural = 1,  // " ( ) { } [ ]: strings and nesting
+  kSeparator = 2,   // , space tab newline: end an attribute value at depth 0
+};
+struct ByteClassTable {
+  uint8_t of[256];
+};
+constexpr ByteClassTable MakeByteClassTable() {
+  ByteClassTable table{};
+  for (const char c : {'"', '(', ')', '{', '}', '[', ']'}) {
+    table.of[static_cast<unsigned char>(c)] = kStructural;
+  }
+  for (const char c : {',', ' ', '\t', '\n', '\r'}) {
+    table.of[static_cast<unsigned char>(c)] = kSeparator;
+  }
+  return table;
+}
+constexpr ByteClassTable kByteClass = MakeByteClassTable();
+inline uint8_t ClassOf(char c) { return kByteClass.of[static_cast<unsigned char>(c)]; }
 
 // A reference by name that is resolved once its scope has been parsed.
 struct PendingName {
@@ -77,6 +101,10 @@ class TextParser {
                        static_cast<size_t>(at - begin_), message);
     }
     return false;
+  }
+  bool NestingTooDeep() {
+    return Error(p_, absl::StrCat("nesting deeper than ", options_.max_nesting_depth,
+                                  " levels (--max-nesting-depth raises the limit)"));
   }
   // Describes what the cursor is looking at, for "expected X, found Y".
   std::string Found() {
@@ -185,11 +213,16 @@ class TextParser {
     if (p_ == end_ || *p_ != '"') return Expected("a string");
     const char* start = p_;
     const char* q = p_ + 1;
-    while (q < end_ && *q != '"') {
-      if (*q == '\\' && q + 1 < end_) ++q;
+    // Jump from quote to quote (metadata strings are long); a quote after an
+    // odd run of backslashes is escaped.
+    while (true) {
+      q = static_cast<const char*>(std::memchr(q, '"', static_cast<size_t>(end_ - q)));
+      if (q == nullptr) return Error(start, "unterminated string");
+      const char* backslashes = q;
+      while (backslashes > start + 1 && backslashes[-1] == '\\') --backslashes;
+      if ((q - backslashes) % 2 == 0) break;
       ++q;
     }
-    if (q == end_) return Error(start, "unterminated string");
     *out = absl::string_view(start + 1, static_cast<size_t>(q - start - 1));
     p_ = q + 1;
     return true;
@@ -202,6 +235,10 @@ class TextParser {
     int depth = 0;
     while (p_ < end_) {
       const char c = *p_;
+      if (ClassOf(c) != kStructural) {
+        ++p_;
+        continue;
+      }
       if (c == '"') {
         absl::string_view ignored;
         if (!LexString(&ignored)) return false;
@@ -209,8 +246,7 @@ class TextParser {
       }
       if (c == '(' || c == '{' || c == '[') {
         if (++depth > options_.max_nesting_depth) {
-          return Error(p_, absl::StrCat("nesting deeper than ",
-                                        options_.max_nesting_depth, " levels"));
+          return NestingTooDeep();
         }
       } else if (c == ')' || c == '}' || c == ']') {
         if (--depth == 0) {
@@ -231,6 +267,10 @@ class TextParser {
     int depth = 0;
     while (p_ < end_) {
       const char c = *p_;
+      if (ClassOf(c) == kPlain) {
+        ++p_;
+        continue;
+      }
       if (c == '"') {
         absl::string_view ignored;
         if (!LexString(&ignored)) return false;
@@ -238,8 +278,7 @@ class TextParser {
       }
       if (c == '(' || c == '{' || c == '[') {
         if (++depth > options_.max_nesting_depth) {
-          return Error(p_, absl::StrCat("nesting deeper than ",
-                                        options_.max_nesting_depth, " levels"));
+          return NestingTooDeep();
         }
       } else if (c == ')' || c == '}' || c == ']') {
         if (depth == 0) break;
@@ -305,8 +344,7 @@ class TextParser {
   // shape ::= '(' (shape (',' shape)*)? ')' | type '[' dims ']' layout?
   bool ParseShapeUncached(Shape* shape, int depth) {
     if (depth > options_.max_nesting_depth) {
-      return Error(p_, absl::StrCat("tuple shapes nested deeper than ",
-                                    options_.max_nesting_depth, " levels"));
+      return NestingTooDeep();
     }
     if (Consume('(')) {
       shape->type = PrimitiveType::kTuple;
@@ -457,6 +495,7 @@ class TextParser {
       }
     }
     if (!ParseStackFrameSections()) return false;
+    ReserveForRemainingText();
 
     while (true) {
       SkipSpace();
@@ -483,6 +522,26 @@ class TextParser {
     }
     module->Finalize();
     return true;
+  }
+
+  // Sizes the module's vectors from a sample of the text left, so a large
+  // module is built without regrowing (each regrowth copies and, for a
+  // moment, doubles the biggest arrays). Capacity never written to stays
+  // untouched address space, so overestimates cost no memory.
+  void ReserveForRemainingText() {
+    constexpr size_t kWindow = 64 << 10;
+    const size_t remaining = static_cast<size_t>(end_ - p_);
+    if (remaining < 4 * kWindow) return;
+    size_t most_lines = 0;
+    for (const size_t at : {size_t{0}, remaining / 2, remaining - kWindow}) {
+      const char* window = p_ + at;
+      most_lines = std::max<size_t>(most_lines, std::count(window, window + kWindow, '\n'));
+    }
+    const size_t lines = remaining / kWindow * most_lines * 5 / 4;
+    module_->instructions.reserve(lines);
+    module_->operand_pool.reserve(lines * 2);
+    module_->attribute_pool.reserve(lines);
+    module_->metadata.reserve(lines);
   }
 
   // header attribute ::= name '=' value
@@ -763,7 +822,10 @@ class TextParser {
       }
     }
 
-    if (instruction_ids_.contains(instr.name)) {
+    // The name is claimed now (one hash lookup) and gets its id once the
+    // implicit get-tuple-elements of compact operands have theirs.
+    const auto claimed = instruction_ids_.try_emplace(instr.name, kNoId);
+    if (!claimed.second) {
       return Error(start, absl::StrCat("instruction '", instr.name,
                                        "' is already defined in this computation"));
     }
@@ -805,8 +867,12 @@ class TextParser {
     }
     instr.operand_count =
         static_cast<uint32_t>(module_->operand_pool.size()) - instr.operands_begin;
-    if (!MaterializeCompactOperands(comp)) return false;
-    instruction_ids_.emplace(instr.name, static_cast<InstrId>(module_->instructions.size()));
+    if (compact_operands_.empty()) {
+      claimed.first->second = static_cast<InstrId>(module_->instructions.size());
+    } else {
+      if (!MaterializeCompactOperands(comp)) return false;  // may rehash the map
+      instruction_ids_[instr.name] = static_cast<InstrId>(module_->instructions.size());
+    }
 
     instr.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
     instr.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
@@ -884,7 +950,14 @@ class TextParser {
       compact_operands_.push_back({slot, name, std::move(index), text, where});
       return true;
     }
-    pending_operands_.push_back({slot, name, where});
+    // Operands are usually defined above their user; others (and a name
+    // claimed by the instruction being parsed) wait for the body's end.
+    const auto defined = instruction_ids_.find(name);
+    if (defined != instruction_ids_.end() && defined->second != kNoId) {
+      module_->operand_pool[slot] = defined->second;
+    } else {
+      pending_operands_.push_back({slot, name, where});
+    }
     return true;
   }
 
@@ -953,6 +1026,21 @@ class TextParser {
     if (!Expect('=')) return false;
     SkipSpace();
     const char* value_start = p_;
+    // metadata={...}, on nearly every instruction, is parsed in one pass;
+    // anything unusual takes the general path, which scans the value first.
+    if (key == "metadata" && p_ < end_ && *p_ == '{') {
+      const uint32_t previous = instr->metadata;
+      const size_t metadata_count = module_->metadata.size();
+      if (ParseMetadata(instr) && p_ < end_ && (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
+        module_->attribute_pool.push_back(
+            {key, absl::string_view(value_start, static_cast<size_t>(p_ - value_start))});
+        return true;
+      }
+      error_ = absl::OkStatus();
+      module_->metadata.resize(metadata_count);
+      instr->metadata = previous;
+      p_ = value_start;
+    }
     if (!LexAttributeValue(&value)) return false;
     module_->attribute_pool.push_back({key, value});
 

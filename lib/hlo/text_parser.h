@@ -14,9 +14,15 @@
 
 namespace hlomem::hlo {
 
+// The most that ParseOptions::max_nesting_depth may be raised to: parsing
+// and analysis recurse once per level (an 8 MiB stack, sanitizer builds
+// included, must do), and shape indices grow with the depth.
+inline constexpr int kMaxNestingDepthLimit = 2000;
+
 struct ParseOptions {
   // Deepest nesting of tuple shapes and bracketed attribute values accepted;
-  // protects the stack from hostile input.
+  // protects the stack from hostile input. Values above kMaxNestingDepthLimit
+  // are not safe: parsing and analysis recurse once per level.
   int max_nesting_depth = 1000;
 };
 

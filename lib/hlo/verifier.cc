@@ -1,9 +1,13 @@
 #include "lib/hlo/verifier.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/bytes.h"
 #include "lib/base/status_macros.h"
 
 namespace hlomem::hlo {
@@ -122,6 +126,38 @@ absl::Status VerifyCallGraph(const Module& m) {
   return absl::OkStatus();
 }
 
+// Every size the engine adds up (allocations, the heap, the timeline,
+// totals) is a sum of the instructions' buffer sizes. Bounding that sum
+// keeps all of them, alignment padding included, clear of int64 overflow.
+constexpr int64_t kMaxTotalBufferBytes = int64_t{1} << 62;
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return CheckedAdd(a, b).value_or(std::numeric_limits<int64_t>::max());
+}
+
+absl::Status VerifyTotalBufferBytes(const Module& m) {
+  // Bytes of each shape with all its subshapes; a tuple's elements were
+  // interned before it, so their ids are smaller.
+  std::vector<int64_t> shape_bytes(m.shapes.size());
+  for (ShapeId s = 0; s < m.shapes.size(); ++s) {
+    int64_t bytes = std::max(m.shapes.ByteSize(s), m.shapes.PaddedByteSize(s));
+    for (ShapeId e : m.shapes.get(s).tuple_elements) {
+      bytes = SaturatingAdd(bytes, shape_bytes[e]);
+    }
+    shape_bytes[s] = bytes;
+  }
+  int64_t total = 0;
+  for (InstrId i = 0; i < m.instructions.size(); ++i) {
+    total = SaturatingAdd(total, shape_bytes[m.instr(i).shape]);
+    if (total > kMaxTotalBufferBytes) {
+      return m.InstructionError(
+          i, "the module's buffers add up to more than 4 EiB (2^62 bytes), "
+             "more than 64-bit sizes can sum");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status VerifyInstruction(const Module& m, InstrId i) {
   const Instruction& instr = m.instr(i);
   const auto needs = [&](CallRole role, absl::string_view attribute) -> absl::Status {
@@ -187,6 +223,7 @@ absl::Status VerifyModule(const Module& m) {
     }
   }
   HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m));
+  HLOMEM_RETURN_IF_ERROR(VerifyTotalBufferBytes(m));
 
   const auto entry_params = m.parameters(m.entry);
   auto check_parameter = [&](int64_t parameter, const ShapeIndex& index,
@@ -218,6 +255,31 @@ absl::Status VerifyModule(const Module& m) {
   for (const BufferDonor& donor : m.buffer_donors) {
     HLOMEM_RETURN_IF_ERROR(
         check_parameter(donor.parameter, donor.parameter_index, "buffer_donor"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifyElementCount(const Module& m, int64_t max_elements) {
+  // A subshape costs one record plus one shape-index entry per level it is
+  // nested: (((f32[]))) weighs 1 + 2 + 3 + 4. Counting levels keeps deep
+  // tuples, whose indices grow with the depth, from multiplying memory.
+  std::vector<int64_t> weight(m.shapes.size());
+  for (ShapeId s = 0; s < m.shapes.size(); ++s) {
+    int64_t w = 1;
+    for (ShapeId e : m.shapes.get(s).tuple_elements) {
+      w = SaturatingAdd(w, SaturatingAdd(weight[e], m.shapes.SubshapeCount(e)));
+    }
+    weight[s] = w;
+  }
+  int64_t elements = 0;
+  for (InstrId i = 0; i < m.instructions.size(); ++i) {
+    elements = SaturatingAdd(elements, weight[m.instr(i).shape]);
+    if (elements > max_elements) {
+      return m.InstructionError(
+          i, absl::StrCat("the module has more than ", max_elements,
+                          " elements (instructions and the tuple elements of their shapes, "
+                          "counted once per nesting level); --max-elements raises the limit"));
+    }
   }
   return absl::OkStatus();
 }

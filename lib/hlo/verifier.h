@@ -3,6 +3,8 @@
 #ifndef HLOMEM_LIB_HLO_VERIFIER_H_
 #define HLOMEM_LIB_HLO_VERIFIER_H_
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "lib/hlo/module.h"
 
@@ -13,8 +15,16 @@ namespace hlomem::hlo {
 // control predecessors form no cycle; the call graph has no cycle (a
 // computation never calls itself, directly or not); get-tuple-element
 // indexes exist; while, conditional, fusion and call have the computations
-// their opcode needs; input_output_alias entries name real parameters.
+// their opcode needs; input_output_alias entries name real parameters; the
+// buffers of all instructions add up to at most 2^62 bytes.
 absl::Status VerifyModule(const Module& module);
+
+// The analysis keeps a few records per instruction and per tuple element of
+// its shape, each with a shape index as long as its nesting depth; more
+// than `max_elements` of those (a subshape counted once per level) in one
+// module is refused before analysis starts, so memory stays bounded.
+inline constexpr int64_t kDefaultMaxElements = 20'000'000;
+absl::Status VerifyElementCount(const Module& module, int64_t max_elements);
 
 }  // namespace hlomem::hlo
 

@@ -1,14 +1,14 @@
-#include "lib/report/json_writer.h"
-
-#include "lib/base/bytes.h"
+// The JSON form of reports and diffs, and reading a report back (a baseline).
+// The keys in lib/report/report.schema.json are a contract: fields may be
+// added, never renamed. All sizes are integer bytes.
+#include "absl/strings/str_cat.h"
+#include "lib/report/writers.h"
 #include "nlohmann/json.hpp"
 
 namespace hlomem::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string Str(absl::string_view s) { return std::string(s.data(), s.size()); }
 
 Json Numbers(const MemoryNumbers& n, const bool* exact) {
   Json j;
@@ -30,18 +30,19 @@ Json Numbers(const MemoryNumbers& n, const bool* exact) {
   return j;
 }
 
-Json Buffer(const ModuleReport& m, const analysis::BufferRecord& r) {
-  const hlo::Module& module = *m.module;
-  const hlo::Instruction& instr = module.instr(r.instruction);
-  const hlo::OpMetadata& meta = module.metadata_of(r.instruction);
+Json Source(const std::string& file, int64_t line) {
+  if (file.empty()) return nullptr;
+  return {{"file", file}, {"line", line}};
+}
+
+Json Buffer(const BufferRow& r) {
   Json j;
-  j["instruction"] = Str(instr.name);
-  j["shape_index"] = Json::array();
-  for (int64_t i : r.index) j["shape_index"].push_back(i);
-  j["opcode"] = Str(instr.opcode_text);
-  j["shape"] = module.shapes.ToString(r.shape);
+  j["instruction"] = r.instruction;
+  j["shape_index"] = r.shape_index;
+  j["opcode"] = r.opcode;
+  j["shape"] = r.shape;
   j["bytes"] = r.bytes;
-  j["kind"] = Str(analysis::BufferKindName(r.kind));
+  j["kind"] = r.kind;
   j["allocation"] = r.allocation;
   j["offset"] = r.offset;
   if (r.start >= 0) {
@@ -49,83 +50,292 @@ Json Buffer(const ModuleReport& m, const analysis::BufferRecord& r) {
   } else {
     j["live_range"] = nullptr;
   }
-  j["op_name"] = Str(meta.op_name);
-  j["op_type"] = Str(meta.op_type);
-  const hlo::SourceLocation loc = module.SourceOf(r.instruction);
-  if (loc.valid()) {
-    j["source"] = {{"file", Str(loc.file)}, {"line", loc.line}};
-  } else {
-    j["source"] = nullptr;
-  }
+  j["op_name"] = r.op_name;
+  j["op_type"] = r.op_type;
+  j["source"] = Source(r.source_file, r.source_line);
   return j;
 }
 
 Json FindingJson(const detect::Finding& f) {
   Json j;
   j["detector"] = f.detector;
-  j["severity"] = Str(detect::SeverityName(f.severity));
+  j["severity"] = std::string(detect::SeverityName(f.severity));
   j["bytes"] = f.bytes;
   j["message"] = f.message;
   j["suggestion"] = f.suggestion;
   j["instructions"] = f.instructions;
-  if (f.source_file.empty()) {
-    j["source"] = nullptr;
-  } else {
-    j["source"] = {{"file", f.source_file}, {"line", f.source_line}};
-  }
+  j["source"] = Source(f.source_file, f.source_line);
   j["op_name"] = f.op_name;
   return j;
 }
 
+Json Findings(const std::vector<detect::Finding>& findings) {
+  Json j = Json::array();
+  for (const detect::Finding& f : findings) j.push_back(FindingJson(f));
+  return j;
+}
+
+Json DeviceFitJson(const DeviceFit& fit) {
+  Json j;
+  j["device"] = fit.device;
+  j["capacity_bytes"] = fit.capacity;
+  j["mem_fraction"] = fit.fraction;
+  j["usable_bytes"] = fit.usable;
+  j["needed_bytes"] = fit.needed;
+  j["fits"] = fit.fits;
+  j["shortfall_bytes"] = fit.shortfall;
+  return j;
+}
+
+Json ModuleJson(const ModuleReport& m, const WriteOptions& options) {
+  Json j;
+  j["name"] = m.name;
+  j["files"] = m.files;
+  j["backend"] = m.backend;
+  j["stage"] = m.stage;
+  j["scheduled"] = m.scheduled;
+  if (m.computed) {
+    j["computed"] = Numbers(*m.computed, &m.exact);
+    if (!m.exact) j["computed"]["estimate_reason"] = m.estimate_reason;
+  } else {
+    j["computed"] = nullptr;
+  }
+  j["xla"] = m.xla ? Numbers(*m.xla, nullptr) : Json(nullptr);
+  Json mismatches = Json::array();
+  for (const Mismatch& x : m.mismatches) {
+    mismatches.push_back({{"field", x.field}, {"computed", x.computed}, {"xla", x.xla}});
+  }
+  j["mismatches"] = mismatches;
+  j["peak_step"] = m.computed ? Json(m.profile.peak_step) : Json(nullptr);
+  j["schedule_length"] = m.computed ? Json(m.schedule_length) : Json(nullptr);
+  Json buffers = Json::array();
+  Json live_at_peak = Json::array();
+  if (options.json_buffers) {
+    for (const BufferRow& r : m.rows) buffers.push_back(Buffer(r));
+    for (size_t k : m.profile.live_at_peak) live_at_peak.push_back(k);
+  }
+  j["buffers"] = buffers;
+  j["live_at_peak"] = live_at_peak;
+  j["timeline"] = options.json_timeline ? Json(m.profile.timeline) : Json::array();
+  j["findings"] = Findings(m.findings);
+  j["warnings"] = m.warnings;
+  j["device_fit"] = m.device_fit ? DeviceFitJson(*m.device_fit) : Json(nullptr);
+  return j;
+}
+
+std::string Dump(const Json& root, const WriteOptions& options) {
+  return root.dump(options.json_indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace) +
+         "\n";
+}
+
+// Reading ---------------------------------------------------------------
+
+// Throws nlohmann's type_error on a wrong type; ReadJsonReport reports it.
+int64_t IntOr(const Json& j, const char* key, int64_t fallback) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? fallback : it->get<int64_t>();
+}
+
+std::string StringOr(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();
+}
+
+MemoryNumbers ReadNumbers(const Json& j) {
+  MemoryNumbers n;
+  n.total_bytes = IntOr(j, "total_bytes", 0);
+  n.argument_bytes = IntOr(j, "argument_bytes", 0);
+  n.output_bytes = IntOr(j, "output_bytes", 0);
+  n.alias_bytes = IntOr(j, "alias_bytes", 0);
+  n.temp_bytes = IntOr(j, "temp_bytes", 0);
+  n.constant_bytes = IntOr(j, "constant_bytes", 0);
+  n.thread_local_bytes = IntOr(j, "thread_local_bytes", 0);
+  n.host_argument_bytes = IntOr(j, "host_argument_bytes", 0);
+  n.host_output_bytes = IntOr(j, "host_output_bytes", 0);
+  n.host_alias_bytes = IntOr(j, "host_alias_bytes", 0);
+  n.host_temp_bytes = IntOr(j, "host_temp_bytes", 0);
+  if (j.contains("peak_live_bytes")) n.peak_live_bytes = IntOr(j, "peak_live_bytes", 0);
+  if (j.contains("fragmentation_bytes")) n.fragmentation_bytes = IntOr(j, "fragmentation_bytes", 0);
+  if (j.contains("peak_memory_bytes")) n.peak_memory_bytes = IntOr(j, "peak_memory_bytes", 0);
+  return n;
+}
+
+void ReadSource(const Json& j, std::string* file, int64_t* line) {
+  auto it = j.find("source");
+  if (it == j.end() || it->is_null()) return;
+  *file = StringOr(*it, "file");
+  *line = IntOr(*it, "line", 0);
+}
+
+BufferRow ReadBuffer(const Json& j) {
+  BufferRow r;
+  r.instruction = StringOr(j, "instruction");
+  if (j.contains("shape_index")) r.shape_index = j["shape_index"].get<std::vector<int64_t>>();
+  r.opcode = StringOr(j, "opcode");
+  r.shape = StringOr(j, "shape");
+  r.bytes = IntOr(j, "bytes", 0);
+  r.kind = StringOr(j, "kind");
+  r.allocation = IntOr(j, "allocation", -1);
+  r.offset = IntOr(j, "offset", -1);
+  auto range = j.find("live_range");
+  if (range != j.end() && !range->is_null()) {
+    r.start = IntOr(*range, "start", -1);
+    r.end = IntOr(*range, "end", -1);
+  }
+  r.op_name = StringOr(j, "op_name");
+  r.op_type = StringOr(j, "op_type");
+  ReadSource(j, &r.source_file, &r.source_line);
+  return r;
+}
+
+detect::Finding ReadFinding(const Json& j) {
+  detect::Finding f;
+  f.detector = StringOr(j, "detector");
+  const std::string severity = StringOr(j, "severity");
+  f.severity = severity == "error"  ? detect::Severity::kError
+               : severity == "info" ? detect::Severity::kInfo
+                                    : detect::Severity::kWarning;
+  f.bytes = IntOr(j, "bytes", 0);
+  f.message = StringOr(j, "message");
+  f.suggestion = StringOr(j, "suggestion");
+  if (j.contains("instructions")) f.instructions = j["instructions"].get<std::vector<std::string>>();
+  ReadSource(j, &f.source_file, &f.source_line);
+  f.op_name = StringOr(j, "op_name");
+  return f;
+}
+
+ModuleReport ReadModule(const Json& j) {
+  ModuleReport m;
+  m.name = StringOr(j, "name");
+  if (j.contains("files")) m.files = j["files"].get<std::vector<std::string>>();
+  m.backend = StringOr(j, "backend");
+  m.stage = StringOr(j, "stage");
+  m.scheduled = j.value("scheduled", false);
+  auto computed = j.find("computed");
+  if (computed != j.end() && !computed->is_null()) {
+    m.computed = ReadNumbers(*computed);
+    m.exact = computed->value("exact", false);
+    m.estimate_reason = StringOr(*computed, "estimate_reason");
+    m.profile.peak_live_bytes = m.computed->peak_live_bytes.value_or(0);
+    m.profile.fragmentation_bytes = m.computed->fragmentation_bytes.value_or(0);
+  }
+  auto xla = j.find("xla");
+  if (xla != j.end() && !xla->is_null()) m.xla = ReadNumbers(*xla);
+  if (j.contains("mismatches")) {
+    for (const Json& x : j["mismatches"]) {
+      m.mismatches.push_back({StringOr(x, "field"), IntOr(x, "computed", 0), IntOr(x, "xla", 0)});
+    }
+  }
+  auto fit = j.find("device_fit");
+  if (fit != j.end() && !fit->is_null()) {
+    DeviceFit f;
+    f.device = StringOr(*fit, "device");
+    f.capacity = IntOr(*fit, "capacity_bytes", 0);
+    f.fraction = fit->value("mem_fraction", 1.0);
+    f.usable = IntOr(*fit, "usable_bytes", 0);
+    f.needed = IntOr(*fit, "needed_bytes", 0);
+    f.fits = fit->value("fits", true);
+    f.shortfall = IntOr(*fit, "shortfall_bytes", 0);
+    m.device_fit = f;
+  }
+  m.profile.peak_step = IntOr(j, "peak_step", -1);
+  m.schedule_length = IntOr(j, "schedule_length", 0);
+  if (j.contains("buffers")) {
+    for (const Json& b : j["buffers"]) m.rows.push_back(ReadBuffer(b));
+  }
+  if (j.contains("live_at_peak")) {
+    for (const Json& k : j["live_at_peak"]) {
+      const size_t index = k.get<size_t>();
+      if (index < m.rows.size()) m.profile.live_at_peak.push_back(index);
+    }
+  }
+  if (j.contains("timeline")) m.profile.timeline = j["timeline"].get<std::vector<int64_t>>();
+  if (j.contains("findings")) {
+    for (const Json& f : j["findings"]) m.findings.push_back(ReadFinding(f));
+  }
+  if (j.contains("warnings")) m.warnings = j["warnings"].get<std::vector<std::string>>();
+  return m;
+}
+
 }  // namespace
 
-std::string WriteJson(const Report& report, const JsonOptions& options) {
+std::string WriteJson(const Report& report, const WriteOptions& options) {
   Json root;
   root["schema_version"] = kSchemaVersion;
   root["tool"] = "hlomem";
   Json modules = Json::array();
-  for (const ModuleReport& m : report.modules) {
+  for (const ModuleReport& m : report.modules) modules.push_back(ModuleJson(m, options));
+  root["modules"] = std::move(modules);
+  root["warnings"] = report.warnings;
+  return Dump(root, options);
+}
+
+std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
+  Json root;
+  root["schema_version"] = kSchemaVersion;
+  root["tool"] = "hlomem";
+  root["kind"] = "diff";
+  Json modules = Json::array();
+  for (const ModuleDiff& d : diff.modules) {
     Json j;
-    j["name"] = m.name;
-    j["files"] = m.files;
-    j["backend"] = m.backend;
-    j["stage"] = m.stage;
-    j["scheduled"] = m.scheduled;
-    if (m.computed) {
-      j["computed"] = Numbers(*m.computed, &m.exact);
-      if (!m.exact) j["computed"]["estimate_reason"] = m.estimate_reason;
-    } else {
-      j["computed"] = nullptr;
+    j["name"] = d.name;
+    j["in_a"] = d.a != nullptr;
+    j["in_b"] = d.b != nullptr;
+    j["a"] = d.a && d.a->computed ? Numbers(*d.a->computed, nullptr) : Json(nullptr);
+    j["b"] = d.b && d.b->computed ? Numbers(*d.b->computed, nullptr) : Json(nullptr);
+    Json delta;
+    for (Metric metric : kMetrics) delta[std::string(MetricJsonKey(metric))] = MetricDelta(d, metric);
+    j["delta"] = delta;
+    Json changes = Json::array();
+    for (const BufferChange& c : d.changes) {
+      Json x;
+      x["change"] = std::string(ChangeKindName(c.change));
+      x["delta_bytes"] = c.delta();
+      x["bytes_a"] = c.bytes_a;
+      x["bytes_b"] = c.bytes_b;
+      x["count_a"] = c.count_a;
+      x["count_b"] = c.count_b;
+      x["kind"] = c.kind;
+      x["shape"] = c.shape;
+      x["op_name"] = c.op_name;
+      x["source"] = c.source;
+      x["at_peak_b"] = c.at_peak_b;
+      changes.push_back(std::move(x));
     }
-    j["xla"] = m.xla ? Numbers(*m.xla, nullptr) : Json(nullptr);
-    Json mismatches = Json::array();
-    for (const Mismatch& x : m.mismatches) {
-      mismatches.push_back({{"field", x.field}, {"computed", x.computed}, {"xla", x.xla}});
-    }
-    j["mismatches"] = mismatches;
-    j["peak_step"] = m.computed ? Json(m.profile.peak_step) : Json(nullptr);
-    j["schedule_length"] =
-        m.assignment ? Json(m.assignment->schedule().end_time()) : Json(nullptr);
-    Json buffers = Json::array();
-    Json live_at_peak = Json::array();
-    if (m.module && options.include_buffers) {
-      for (const analysis::BufferRecord& r : m.profile.buffers) buffers.push_back(Buffer(m, r));
-      for (size_t k : m.profile.live_at_peak) live_at_peak.push_back(k);
-    }
-    j["buffers"] = buffers;
-    j["live_at_peak"] = live_at_peak;
-    j["timeline"] = options.include_timeline ? Json(m.profile.timeline) : Json::array();
-    Json findings = Json::array();
-    for (const detect::Finding& f : m.findings) findings.push_back(FindingJson(f));
-    j["findings"] = findings;
-    j["warnings"] = m.warnings;
+    j["changes"] = std::move(changes);
+    j["new_findings"] = Findings(d.new_findings);
+    j["resolved_findings"] = Findings(d.resolved_findings);
     modules.push_back(std::move(j));
   }
   root["modules"] = std::move(modules);
-  root["warnings"] = report.warnings;
-  return root.dump(options.indent, ' ', /*ensure_ascii=*/false,
-                   Json::error_handler_t::replace) +
-         "\n";
+  return Dump(root, options);
+}
+
+absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string& origin) {
+  Report report;
+  try {
+    const Json root = Json::parse(json.begin(), json.end());
+    if (!root.is_object() || !root.contains("modules") || !root.contains("schema_version")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(origin, ": error: not an hlomem report (no schema_version and modules)"));
+    }
+    const int version = root["schema_version"].get<int>();
+    if (version != kSchemaVersion) {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": error: report schema version ", version,
+                                                     "; this hlomem reads version ", kSchemaVersion));
+    }
+    if (root.value("kind", "") == "diff") {
+      return absl::InvalidArgumentError(absl::StrCat(origin, ": error: this is a diff, not a report"));
+    }
+    for (const Json& m : root["modules"]) report.modules.push_back(ReadModule(m));
+    if (root.contains("warnings")) report.warnings = root["warnings"].get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", e.what()));
+  }
+  if (report.modules.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": error: the report has no modules"));
+  }
+  return report;
 }
 
 }  // namespace hlomem::report

@@ -1,9 +1,17 @@
 #include "lib/report/report.h"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
 #include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/hlo/provenance.h"
+#include "absl/strings/str_format.h"
+#include "lib/base/bytes.h"
+#include "lib/base/metrics.h"
+#include "lib/base/parallel.h"
 
 namespace hlomem::report {
 namespace {
@@ -74,6 +82,156 @@ std::string SourceLine(const hlo::Module& module, hlo::InstrId instruction) {
   return loc.line > 0 ? absl::StrCat(loc.file, ":", loc.line) : std::string(loc.file);
 }
 
+absl::string_view MetricName(Metric metric) {
+  switch (metric) {
+    case Metric::kTotal: return "total";
+    case Metric::kArguments: return "arguments";
+    case Metric::kOutputs: return "outputs";
+    case Metric::kAliased: return "aliased";
+    case Metric::kTemp: return "temp";
+    case Metric::kPeakLive: return "peak live";
+  }
+  return "";
+}
+
+absl::string_view MetricJsonKey(Metric metric) {
+  switch (metric) {
+    case Metric::kTotal: return "total_bytes";
+    case Metric::kArguments: return "argument_bytes";
+    case Metric::kOutputs: return "output_bytes";
+    case Metric::kAliased: return "alias_bytes";
+    case Metric::kTemp: return "temp_bytes";
+    case Metric::kPeakLive: return "peak_live_bytes";
+  }
+  return "";
+}
+
+int64_t MetricValue(const MemoryNumbers& numbers, Metric metric) {
+  switch (metric) {
+    case Metric::kTotal: return numbers.total_bytes;
+    case Metric::kArguments: return numbers.argument_bytes;
+    case Metric::kOutputs: return numbers.output_bytes;
+    case Metric::kAliased: return numbers.alias_bytes;
+    case Metric::kTemp: return numbers.temp_bytes;
+    case Metric::kPeakLive: return numbers.peak_live_bytes.value_or(0);
+  }
+  return 0;
+}
+
+std::string BufferRow::Source() const {
+  if (source_file.empty()) return "";
+  return source_line > 0 ? absl::StrCat(source_file, ":", source_line) : source_file;
+}
+
+std::string HumanAndExact(int64_t bytes) {
+  return absl::StrCat(HumanBytes(bytes), " (", bytes, " B)");
+}
+
+std::string PercentChange(int64_t a, int64_t b) {
+  if (a <= 0) return "";
+  const double percent = 100.0 * static_cast<double>(b - a) / static_cast<double>(a);
+  if (percent > 999.9) return ">+999%";
+  return absl::StrFormat("%+.1f%%", percent);
+}
+
+std::string StripLayout(absl::string_view shape) {
+  // A layout is the {...} right after a ']'; tuple braces '(' ')' stay.
+  std::string out;
+  out.reserve(shape.size());
+  int skip_depth = 0;
+  char previous = 0;
+  for (char c : shape) {
+    if (skip_depth > 0) {
+      if (c == '{') ++skip_depth;
+      if (c == '}') --skip_depth;
+      continue;
+    }
+    if (c == '{' && previous == ']') {
+      skip_depth = 1;
+      continue;
+    }
+    out.push_back(c);
+    previous = c;
+  }
+  return out;
+}
+
+std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key) {
+  std::map<std::string, RollupRow> groups;
+  for (size_t k : module.profile.live_at_peak) {
+    if (k >= module.rows.size()) continue;
+    const BufferRow& row = module.rows[k];
+    const std::string name = key == RollupKey::kSourceLine ? row.Source() : row.op_name;
+    RollupRow& group = groups[name];
+    group.key = name;
+    group.bytes += row.bytes;
+    ++group.buffers;
+  }
+  std::vector<RollupRow> out;
+  out.reserve(groups.size());
+  for (auto& [name, group] : groups) out.push_back(std::move(group));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RollupRow& a, const RollupRow& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t columns) {
+  if (columns == 0 || values.size() <= columns) return values;
+  std::vector<int64_t> out(columns, 0);
+  for (size_t c = 0; c < columns; ++c) {
+    const size_t begin = c * values.size() / columns;
+    const size_t end = std::max(begin + 1, (c + 1) * values.size() / columns);
+    out[c] = *std::max_element(values.begin() + begin, values.begin() + end);
+  }
+  return out;
+}
+
+std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top) {
+  std::vector<const BufferRow*> rows;
+  for (size_t k : module.profile.live_at_peak) {
+    if (static_cast<int>(rows.size()) == top) break;
+    if (k < module.rows.size()) rows.push_back(&module.rows[k]);
+  }
+  return rows;
+}
+
+std::string DeviceFitName(const DeviceFit& fit) {
+  return fit.device.empty() ? absl::StrCat("a ", HumanBytes(fit.capacity), " device") : fit.device;
+}
+
+std::string DeviceFitBudget(const DeviceFit& fit) {
+  return absl::StrFormat("needs %s, usable %s (%.0f%% of %s)", HumanBytes(fit.needed),
+                         HumanBytes(fit.usable), fit.fraction * 100, HumanBytes(fit.capacity));
+}
+
+BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record) {
+  const hlo::Instruction& instr = module.instr(record.instruction);
+  const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
+  BufferRow row;
+  row.instruction = std::string(instr.name);
+  row.shape_index.assign(record.index.begin(), record.index.end());
+  row.opcode = std::string(instr.opcode_text);
+  row.shape = module.shapes.ToString(record.shape);
+  row.bytes = record.bytes;
+  row.kind = std::string(analysis::BufferKindName(record.kind));
+  row.allocation = record.allocation;
+  row.offset = record.offset;
+  row.start = record.start;
+  row.end = record.end;
+  row.op_type = std::string(meta.op_type);
+  // An entry parameter has no line of its own; anything else without
+  // metadata (bodies outlined into parallel_* calls) takes its neighbours'.
+  if (instr.opcode == hlo::Opcode::kParameter && instr.parent == module.entry) {
+    row.op_name = hlo::OpName(module, record.instruction);
+  } else {
+    const hlo::Provenance p = hlo::ProvenanceOf(module, record.instruction);
+    row.op_name = p.op_name;
+    row.source_file = p.file;
+    row.source_line = p.line;
+  }
+  return row;
+}
+
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options) {
   absl::StatusOr<dump::LoadResult> loaded = dump::LoadDumps(paths, options.load);
@@ -89,11 +247,22 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
   }
   Report report;
   report.warnings = std::move(loaded->warnings);
-  for (dump::LoadedModule& in : loaded->modules) {
+  const size_t module_count = loaded->modules.size();
+  // Modules are analyzed on all cores, each into its own slot; the report
+  // keeps the input's order.
+  std::vector<std::optional<ModuleReport>> analyzed(module_count);
+  std::vector<absl::Status> errors(module_count);
+  std::mutex progress_mutex;
+  ParallelFor(module_count, [&](size_t k) {
+    dump::LoadedModule& in = loaded->modules[k];
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(k, module_count, in.files.module_name);
+    }
     ModuleReport out;
     out.name = in.files.module_name;
     if (in.module && !in.module->name.empty()) out.name = std::string(in.module->name);
-    if (filter && !std::regex_search(out.name, *filter)) continue;
+    if (filter && !std::regex_search(out.name, *filter)) return;
     out.files = in.files_read;
     out.backend = BackendFamily(in.files.backend);
     out.stage = std::string(dump::StageName(in.files.stage));
@@ -114,12 +283,21 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
       assign.alignment = options.alignment > 0 ? options.alignment
                          : out.backend == "gpu"  ? 256
                                                  : 64;
+      std::optional<ScopedPhase> phase(std::in_place, "analyze");
       absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
           analysis::BufferAssignment::Run(*out.module, assign);
-      if (!assignment.ok()) return assignment.status();
+      if (!assignment.ok()) {
+        errors[k] = assignment.status();
+        return;
+      }
       out.assignment = std::move(*assignment);
       out.profile = analysis::ComputeMemoryProfile(*out.assignment);
       out.computed = FromAssignment(*out.assignment, out.profile);
+      out.schedule_length = out.assignment->schedule().end_time();
+      out.rows.reserve(out.profile.buffers.size());
+      for (const analysis::BufferRecord& r : out.profile.buffers) {
+        out.rows.push_back(MakeBufferRow(*out.module, r));
+      }
       if (!out.scheduled) {
         out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
       } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
@@ -130,11 +308,17 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
       }
       out.exact = out.estimate_reason.empty();
       if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
+      phase.emplace("detect");
       out.findings = detect::RunDetectors(
           detect::DetectorInput{*out.module, *out.assignment, out.profile}, options.detect);
     }
-    report.modules.push_back(std::move(out));
+    analyzed[k] = std::move(out);
+  });
+  for (size_t k = 0; k < module_count; ++k) {
+    if (!errors[k].ok()) return errors[k];
+    if (analyzed[k]) report.modules.push_back(std::move(*analyzed[k]));
   }
+  if (options.progress) options.progress(module_count, module_count, "");
   if (report.modules.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("error: no module matches --module '", options.module_regex, "'"));

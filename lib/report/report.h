@@ -1,16 +1,19 @@
 // The report model: for each module of the input, the numbers hlomem
 // computed, XLA's own numbers where the dump has them, the buffers and the
-// timeline. Writers (text, JSON) only format this model.
+// timeline. The writers (writers.h) only format this model; diff.h and
+// check.h compare and judge it.
 #ifndef HLOMEM_LIB_REPORT_REPORT_H_
 #define HLOMEM_LIB_REPORT_REPORT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/analysis/memory_profile.h"
 #include "lib/detect/detectors.h"
@@ -40,10 +43,61 @@ struct MemoryNumbers {
   std::optional<int64_t> peak_memory_bytes;  // memory_analysis()'s peak
 };
 
+// The headline numbers every format shows, in this order.
+enum class Metric : uint8_t { kTotal, kArguments, kOutputs, kAliased, kTemp, kPeakLive };
+inline constexpr Metric kMetrics[] = {Metric::kTotal, Metric::kArguments, Metric::kOutputs,
+                                      Metric::kAliased, Metric::kTemp, Metric::kPeakLive};
+absl::string_view MetricName(Metric metric);     // "total", "arguments", ..., "peak live"
+absl::string_view MetricJsonKey(Metric metric);  // "total_bytes", ..., "peak_live_bytes"
+int64_t MetricValue(const MemoryNumbers& numbers, Metric metric);
+
 struct Mismatch {
   std::string field;  // "total_bytes", ...
   int64_t computed = 0;
   int64_t xla = 0;
+};
+
+// One buffer as the writers show it. Plain data, so that a report read back
+// from its JSON (a baseline) has the same rows as one computed from a dump.
+struct BufferRow {
+  std::string instruction;
+  std::vector<int64_t> shape_index;
+  std::string opcode;
+  std::string shape;  // with layout, as XLA prints it
+  int64_t bytes = 0;
+  std::string kind;  // analysis::BufferKindName: "parameter", "temp", ...
+  int64_t allocation = -1;
+  int64_t offset = -1;
+  int64_t start = -1;  // live range in schedule steps, -1 when never live
+  int64_t end = -1;
+  std::string op_name;
+  std::string op_type;
+  std::string source_file;  // "" when the HLO has no source location
+  int64_t source_line = 0;
+
+  std::string Source() const;  // "file:line", "file" or ""
+  // What to call the buffer: its op_name, else the instruction's name.
+  const std::string& Label() const { return op_name.empty() ? instruction : op_name; }
+};
+
+// "128.00GiB (137438953472 B)": readable, and exact for scripts and bug reports.
+std::string HumanAndExact(int64_t bytes);
+
+// B relative to A as "+73.6%"; "" when A is 0; ">+999%" past that.
+std::string PercentChange(int64_t a, int64_t b);
+
+// The shape without its layout: "s32[8,3]{1,0}" -> "s32[8,3]".
+std::string StripLayout(absl::string_view shape);
+
+// Whether a module fits on a device (`--device`, `--device-memory`).
+struct DeviceFit {
+  std::string device;     // "h100-80gb", or "" for --device-memory
+  int64_t capacity = 0;   // the device's memory
+  double fraction = 1.0;  // of it the framework lets XLA use
+  int64_t usable = 0;     // capacity * fraction
+  int64_t needed = 0;     // what the executable allocates (total bytes)
+  bool fits = true;
+  int64_t shortfall = 0;  // needed - usable when it does not fit
 };
 
 struct ModuleReport {
@@ -65,6 +119,12 @@ struct ModuleReport {
   std::vector<Mismatch> mismatches;
   std::vector<detect::Finding> findings;  // largest first
   std::vector<std::string> warnings;
+
+  // Parallel to profile.buffers. A report read from JSON has the rows and
+  // profile's timeline, peak and live set, but no module or assignment.
+  std::vector<BufferRow> rows;
+  int64_t schedule_length = 0;
+  std::optional<DeviceFit> device_fit;
 };
 
 struct Report {
@@ -78,6 +138,9 @@ struct ReportOptions {
   // Heap alignment; 0 picks the backend's (CPU 64, GPU 256).
   int64_t alignment = 0;
   detect::DetectOptions detect;
+  // Called before each module is analysed (done < total) and once at the
+  // end (done == total); for a progress line on a terminal.
+  std::function<void(size_t done, size_t total, const std::string& name)> progress;
 };
 
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
@@ -85,6 +148,31 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
 
 // The user's source location of an instruction, "file:line" or "".
 std::string SourceLine(const hlo::Module& module, hlo::InstrId instruction);
+
+// Bytes live at the peak grouped by the buffers' source line or op_name,
+// largest first; the key is "" for buffers without one.
+enum class RollupKey : uint8_t { kSourceLine, kOpName };
+struct RollupRow {
+  std::string key;
+  int64_t bytes = 0;
+  int buffers = 0;
+};
+std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key);
+
+// The timeline reduced to at most `columns` points, each the maximum of
+// the steps it covers (so the peak survives).
+std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t columns);
+
+// The rows live at the peak, largest first, at most `top`.
+std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top);
+
+// The device of a verdict ("h100-80gb", or "a 80.00GiB device") and its
+// budget ("needs 224.01GiB, usable 60.00GiB (75% of 80.00GiB)").
+std::string DeviceFitName(const DeviceFit& fit);
+std::string DeviceFitBudget(const DeviceFit& fit);
+
+// The row of a computed buffer (BuildReport fills ModuleReport::rows).
+BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record);
 
 }  // namespace hlomem::report
 

@@ -1,14 +1,30 @@
-#include "lib/report/text_writer.h"
-
+// The terminal formats of `report` and `diff`: aligned tables in the manner
+// of bloaty, sizes like XLA's ("129.01GiB"), a block-character timeline.
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "lib/base/bytes.h"
+#include "lib/report/writers.h"
 
 namespace hlomem::report {
 namespace {
+
+// ANSI styles, empty unless the output is a terminal.
+struct Style {
+  bool on = false;
+  std::string Wrap(absl::string_view code, absl::string_view text) const {
+    if (!on) return std::string(text);
+    return absl::StrCat("\x1b[", code, "m", text, "\x1b[0m");
+  }
+  std::string Bold(absl::string_view t) const { return Wrap("1", t); }
+  std::string Dim(absl::string_view t) const { return Wrap("2", t); }
+  std::string Red(absl::string_view t) const { return Wrap("31", t); }
+  std::string Green(absl::string_view t) const { return Wrap("32", t); }
+  std::string Yellow(absl::string_view t) const { return Wrap("33", t); }
+  std::string Cyan(absl::string_view t) const { return Wrap("36", t); }
+};
 
 std::string Truncate(absl::string_view s, size_t width) {
   if (s.size() <= width) return std::string(s);
@@ -22,150 +38,370 @@ std::string Percent(int64_t part, int64_t whole) {
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
-// One block character per column, scaled to the timeline's maximum.
-std::string Sparkline(const std::vector<int64_t>& values, int width) {
-  static const char* kBlocks[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  if (values.empty() || width <= 0) return "";
-  const size_t columns = std::min(values.size(), static_cast<size_t>(width));
-  int64_t max = 1;
-  for (int64_t v : values) max = std::max(max, v);
-  std::string out;
-  for (size_t c = 0; c < columns; ++c) {
-    const size_t begin = c * values.size() / columns;
-    const size_t end = std::max(begin + 1, (c + 1) * values.size() / columns);
-    int64_t peak = 0;
-    for (size_t k = begin; k < end; ++k) peak = std::max(peak, values[k]);
-    const int level = static_cast<int>((peak * 8 + max - 1) / max);
-    out += kBlocks[std::clamp(level, 0, 8)];
-  }
-  return out;
+std::string SignedBytes(int64_t bytes) {
+  return bytes > 0 ? absl::StrCat("+", HumanBytes(bytes)) : HumanBytes(bytes);
 }
 
-void AppendSummary(const ModuleReport& m, const TextOptions& options, std::string* out) {
+// Columns sized to their widest cell; numeric columns right-aligned; the
+// last column is not padded (no trailing blanks in goldens).
+class Table {
+ public:
+  Table(std::vector<std::string> header, std::vector<bool> right_aligned,
+        std::vector<size_t> max_width)
+      : right_(std::move(right_aligned)), max_(std::move(max_width)) {
+    rows_.push_back(std::move(header));
+  }
+  void Add(std::vector<std::string> cells) {
+    for (size_t c = 0; c < cells.size() && c < max_.size(); ++c) {
+      if (max_[c] > 0) cells[c] = Truncate(cells[c], max_[c]);
+    }
+    rows_.push_back(std::move(cells));
+  }
+  size_t size() const { return rows_.size() - 1; }
+  void Render(const Style& style, std::string* out) const {
+    std::vector<size_t> width(right_.size(), 0);
+    for (const auto& row : rows_) {
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    }
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      std::string line = "  ";
+      for (size_t c = 0; c < rows_[r].size(); ++c) {
+        const std::string& cell = rows_[r][c];
+        const std::string pad(width[c] - cell.size(), ' ');
+        const bool last = c + 1 == rows_[r].size();
+        if (right_[c]) {
+          absl::StrAppend(&line, pad, cell);
+        } else {
+          absl::StrAppend(&line, cell, last ? "" : pad);
+        }
+        if (!last) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      absl::StrAppend(out, r == 0 ? style.Dim(line) : line, "\n");
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> right_;
+  std::vector<size_t> max_;
+};
+
+constexpr size_t kShapeWidth = 30;
+constexpr size_t kLabelWidth = 56;
+
+void AppendHeading(const Style& style, absl::string_view text, std::string* out) {
+  absl::StrAppend(out, "\n  ", style.Bold(text), "\n");
+}
+
+void AppendModuleTitle(const ModuleReport& m, const Style& style, std::string* out) {
+  std::string facts = absl::StrCat(m.backend.empty() ? "backend unknown" : m.backend, ", ", m.stage,
+                                   m.scheduled ? ", scheduled" : ", not scheduled");
+  if (m.computed) absl::StrAppend(&facts, m.exact ? ", exact" : ", estimate");
+  absl::StrAppend(out, style.Bold(absl::StrCat("module ", m.name)), "  (", facts, ")\n");
+  if (!m.files.empty()) {
+    absl::StrAppend(out, "  ", style.Dim(m.files.front()));
+    if (m.files.size() > 1) absl::StrAppend(out, style.Dim(absl::StrCat(" (+", m.files.size() - 1, " more)")));
+    out->append("\n");
+  }
+  for (const std::string& w : m.warnings) absl::StrAppend(out, "  ", style.Yellow(w), "\n");
+  if (m.computed && !m.exact) {
+    absl::StrAppend(out, "  ", style.Yellow(absl::StrCat("estimate: ", m.estimate_reason)), "\n");
+  }
+}
+
+void AppendSummary(const ModuleReport& m, const Style& style, std::string* out) {
   const MemoryNumbers& c = *m.computed;
   const bool has_xla = m.xla.has_value();
-  auto row = [&](absl::string_view label, int64_t computed, const int64_t* xla) {
-    absl::StrAppend(out, absl::StrFormat("  %-15s %12s", label, HumanBytes(computed)));
-    if (has_xla && xla) {
-      const bool same = *xla == computed;
-      absl::StrAppend(out, absl::StrFormat("  %12s  %s", HumanBytes(*xla),
-                                           same ? "matches" : absl::StrCat("MISMATCH (", computed - *xla, " B)")));
+  std::vector<std::string> header = {"", "hlomem"};
+  if (has_xla) header.insert(header.end(), {"XLA", ""});
+  std::string table_text;
+  Table table(header, {false, true, true, false}, {});
+  auto add_row = [&](absl::string_view name, int64_t value, int64_t xla) {
+    std::vector<std::string> cells = {std::string(name), HumanBytes(value)};
+    if (has_xla) {
+      cells.push_back(HumanBytes(xla));
+      cells.push_back(xla == value ? "matches"
+                                   : absl::StrCat("MISMATCH by ", SignedBytes(value - xla), " (",
+                                                  value - xla, " B)"));
     }
-    out->append("\n");
+    table.Add(std::move(cells));
   };
-  absl::StrAppend(out, absl::StrFormat("  %-15s %12s%s\n", "", "hlomem", has_xla ? "           XLA" : ""));
-  row("total", c.total_bytes, has_xla ? &m.xla->total_bytes : nullptr);
-  row("arguments", c.argument_bytes, has_xla ? &m.xla->argument_bytes : nullptr);
-  row("outputs", c.output_bytes, has_xla ? &m.xla->output_bytes : nullptr);
-  row("aliased", c.alias_bytes, has_xla ? &m.xla->alias_bytes : nullptr);
-  row("temp", c.temp_bytes, has_xla ? &m.xla->temp_bytes : nullptr);
-  if (c.constant_bytes) row("constants", c.constant_bytes, has_xla ? &m.xla->constant_bytes : nullptr);
-  absl::StrAppend(out, absl::StrFormat("  %-15s %12s  at step %d of %d\n", "peak live",
-                                       HumanBytes(c.peak_live_bytes.value_or(0)),
-                                       m.profile.peak_step, m.assignment->schedule().end_time()));
-  absl::StrAppend(out, absl::StrFormat("  %-15s %12s  (%s of the temp heap)\n", "fragmentation",
-                                       HumanBytes(c.fragmentation_bytes.value_or(0)),
-                                       Percent(c.fragmentation_bytes.value_or(0), c.temp_bytes)));
-  (void)options;
+  for (Metric metric : kMetrics) {
+    if (metric == Metric::kPeakLive) continue;
+    add_row(MetricName(metric), MetricValue(c, metric), has_xla ? MetricValue(*m.xla, metric) : 0);
+  }
+  if (c.constant_bytes > 0) add_row("constants", c.constant_bytes, has_xla ? m.xla->constant_bytes : 0);
+  std::vector<std::string> peak = {"peak live", HumanBytes(c.peak_live_bytes.value_or(0))};
+  std::vector<std::string> frag = {"fragmentation", HumanBytes(c.fragmentation_bytes.value_or(0))};
+  const std::string peak_note = absl::StrCat("at step ", m.profile.peak_step, " of ", m.schedule_length);
+  const std::string frag_note =
+      absl::StrCat(Percent(c.fragmentation_bytes.value_or(0), c.temp_bytes), " of temp");
+  if (has_xla) {
+    peak.insert(peak.end(), {"", peak_note});
+    frag.insert(frag.end(), {"", frag_note});
+  } else {
+    peak.push_back(peak_note);
+    frag.push_back(frag_note);
+  }
+  table.Add(std::move(peak));
+  table.Add(std::move(frag));
+  table.Render(style, &table_text);
+  // Color the verdict words after alignment (escapes have no width).
+  size_t at = 0;
+  while ((at = table_text.find("MISMATCH", at)) != std::string::npos) {
+    const size_t end = table_text.find('\n', at);
+    const std::string words = table_text.substr(at, end - at);
+    table_text.replace(at, end - at, style.Red(words));
+    at += style.Red(words).size();
+  }
+  out->append("\n");
+  out->append(table_text);
 }
 
-void AppendPeakTable(const ModuleReport& m, const TextOptions& options, std::string* out) {
-  const hlo::Module& module = *m.module;
-  const int64_t peak = m.profile.peak_live_bytes;
-  absl::StrAppend(out, "\n  Buffers live at the peak (step ", m.profile.peak_step, "):\n");
-  absl::StrAppend(out, absl::StrFormat("  %12s %7s  %-10s %-28s %-34s %s\n", "bytes", "% peak",
-                                       "kind", "shape", "op_name", "source"));
+void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out) {
+  if (!m.device_fit) return;
+  const DeviceFit& fit = *m.device_fit;
+  const std::string budget = DeviceFitBudget(fit);
+  AppendHeading(style, absl::StrCat("Device fit on ", DeviceFitName(fit)), out);
+  if (fit.fits) {
+    absl::StrAppend(out, "  ", style.Green("fits"), ": ", budget, "; ",
+                    HumanBytes(fit.usable - fit.needed), " to spare\n");
+    return;
+  }
+  absl::StrAppend(out, "  ", style.Red(absl::StrCat("does not fit by ", HumanBytes(fit.shortfall))),
+                  " (", fit.shortfall, " B): ", budget, "\n");
+  if (m.findings.empty()) {
+    absl::StrAppend(out, "  no finding explains the gap; see the buffers at the peak below\n");
+    return;
+  }
+  absl::StrAppend(out, "  top fixes (details under Findings):\n");
+  int64_t saved = 0;
   int shown = 0;
-  for (size_t k : m.profile.live_at_peak) {
-    if (shown++ == options.top) break;
-    const analysis::BufferRecord& r = m.profile.buffers[k];
-    const hlo::OpMetadata& meta = module.metadata_of(r.instruction);
-    const std::string name = meta.op_name.empty() ? std::string(module.instr(r.instruction).name)
-                                                  : std::string(meta.op_name);
-    absl::StrAppend(out, absl::StrFormat("  %12s %7s  %-10s %-28s %-34s %s\n", HumanBytes(r.bytes),
-                                         Percent(r.bytes, peak), analysis::BufferKindName(r.kind),
-                                         Truncate(module.shapes.ToString(r.shape, false), 28),
-                                         Truncate(name, 34), SourceLine(module, r.instruction)));
-  }
-  if (m.profile.live_at_peak.size() > static_cast<size_t>(options.top)) {
-    absl::StrAppend(out, "  ... ", m.profile.live_at_peak.size() - static_cast<size_t>(options.top),
-                    " more (--top N shows more)\n");
-  }
-}
-
-// Bytes of the buffers live at the peak, grouped by a key.
-template <typename KeyFn>
-void AppendRollup(const ModuleReport& m, const TextOptions& options, absl::string_view title,
-                  KeyFn key_of, std::string* out) {
-  std::map<std::string, int64_t> bytes;
-  for (size_t k : m.profile.live_at_peak) {
-    const analysis::BufferRecord& r = m.profile.buffers[k];
-    bytes[key_of(r)] += r.bytes;
-  }
-  std::vector<std::pair<std::string, int64_t>> rows(bytes.begin(), bytes.end());
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  absl::StrAppend(out, "\n  ", title, ":\n");
-  int shown = 0;
-  for (const auto& [key, total] : rows) {
-    if (shown++ == options.top) break;
-    absl::StrAppend(out, absl::StrFormat("  %12s %7s  %s\n", HumanBytes(total),
-                                         Percent(total, m.profile.peak_live_bytes),
-                                         key.empty() ? "(unknown)" : Truncate(key, 90)));
-  }
-}
-
-void AppendFindings(const ModuleReport& m, std::string* out) {
-  if (m.findings.empty()) return;
-  absl::StrAppend(out, "\n  Findings (", m.findings.size(), "):\n");
   for (const detect::Finding& f : m.findings) {
-    absl::StrAppend(out, "  [", f.detector, "] ", HumanBytes(f.bytes), " at stake");
-    if (!f.source_file.empty()) absl::StrAppend(out, ", ", f.source_file, ":", f.source_line);
-    absl::StrAppend(out, "\n    ", f.message, "\n    fix: ", f.suggestion, "\n");
+    if (shown++ == 3) break;
+    saved += f.bytes;
+    absl::StrAppend(out, absl::StrFormat("  %12s  [%s]", HumanBytes(f.bytes), f.detector));
+    if (!f.source_file.empty()) absl::StrAppend(out, "  ", f.source_file, ":", f.source_line);
+    out->append("\n");
   }
+  absl::StrAppend(out, "  together up to ", HumanBytes(saved),
+                  saved >= fit.shortfall
+                      ? ": enough to close the gap\n"
+                      : absl::StrCat(": not enough, ", HumanBytes(fit.shortfall - saved), " still missing\n"));
+}
+
+void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const Style& style,
+                     std::string* out) {
+  const int64_t peak = m.profile.peak_live_bytes;
+  AppendHeading(style,
+                absl::StrCat("Buffers live at the peak (step ", m.profile.peak_step, " of ",
+                             m.schedule_length, "): ", m.profile.live_at_peak.size(), " buffers, ",
+                             HumanBytes(peak)),
+                out);
+  Table table({"bytes", "%peak", "kind", "shape", "op_name", "source"},
+              {true, true, false, false, false, false}, {0, 0, 0, kShapeWidth, kLabelWidth, 0});
+  for (const BufferRow* row : TopAtPeak(m, options.top)) {
+    const BufferRow& r = *row;
+    table.Add({HumanBytes(r.bytes), Percent(r.bytes, peak), r.kind, StripLayout(r.shape), r.Label(),
+               r.Source()});
+  }
+  table.Render(style, out);
+  if (m.profile.live_at_peak.size() > table.size()) {
+    absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", m.profile.live_at_peak.size() - table.size(),
+                                                " more (--top N shows more)")),
+                    "\n");
+  }
+}
+
+void AppendRollup(const ModuleReport& m, RollupKey key, const WriteOptions& options,
+                  const Style& style, std::string* out) {
+  const std::vector<RollupRow> rows = RollupAtPeak(m, key);
+  AppendHeading(style,
+                key == RollupKey::kSourceLine ? "At the peak, by source line" : "At the peak, by op_name",
+                out);
+  Table table({"bytes", "%peak", "buffers", key == RollupKey::kSourceLine ? "source" : "op_name"},
+              {true, true, true, false}, {0, 0, 0, 90});
+  for (const RollupRow& row : rows) {
+    if (static_cast<int>(table.size()) == options.top) break;
+    table.Add({HumanBytes(row.bytes), Percent(row.bytes, m.profile.peak_live_bytes),
+               absl::StrCat(row.buffers), row.key.empty() ? "(none in the HLO metadata)" : row.key});
+  }
+  table.Render(style, out);
+}
+
+// Words of `text` in lines of at most `width` columns, each line indented.
+void AppendWrapped(absl::string_view text, absl::string_view indent, int width, std::string* out) {
+  const size_t limit = static_cast<size_t>(std::max(40, width)) - indent.size();
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line.empty() && line.size() + 1 + word.size() > limit) {
+      absl::StrAppend(out, indent, line, "\n");
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) absl::StrAppend(out, indent, line, "\n");
+}
+
+void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_view title,
+                    int width, const Style& style, std::string* out) {
+  AppendHeading(style, absl::StrCat(title, " (", findings.size(), ")"), out);
+  if (findings.empty()) {
+    absl::StrAppend(out, "  ", style.Dim("none"), "\n");
+    return;
+  }
+  int n = 0;
+  for (const detect::Finding& f : findings) {
+    const std::string tag = absl::StrCat("[", f.detector, "]");
+    absl::StrAppend(out, absl::StrFormat("  %2d. ", ++n),
+                    f.severity == detect::Severity::kError ? style.Red(tag) : style.Yellow(tag), " ",
+                    HumanBytes(f.bytes));
+    if (!f.source_file.empty()) absl::StrAppend(out, " at ", f.source_file, ":", f.source_line);
+    out->append("\n");
+    AppendWrapped(f.message, "      ", width, out);
+    if (!f.suggestion.empty()) AppendWrapped(absl::StrCat("fix: ", f.suggestion), "      ", width, out);
+  }
+}
+
+// A block chart of live bytes: `height` rows of eighth-blocks, the maximum
+// labelled at the top, the peak marked under the axis.
+void AppendTimeline(const ModuleReport& m, const WriteOptions& options, const Style& style,
+                    std::string* out) {
+  static const char* kBlocks[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  const std::vector<int64_t>& timeline = m.profile.timeline;
+  if (timeline.empty()) return;
+  const int64_t max = std::max<int64_t>(1, *std::max_element(timeline.begin(), timeline.end()));
+  const std::string top_label = HumanBytes(max);
+  const size_t label_width = std::max<size_t>(top_label.size(), 2);
+  const size_t columns =
+      static_cast<size_t>(std::max(10, options.width - static_cast<int>(label_width) - 6));
+  // Long schedules: one column per bucket of steps; short ones: each step
+  // drawn `stretch` columns wide.
+  const size_t stretch = std::max<size_t>(1, columns / timeline.size());
+  std::vector<int64_t> values;
+  for (int64_t v : DownsampleMax(timeline, columns)) values.insert(values.end(), stretch, v);
+  constexpr int kHeight = 4;
+  AppendHeading(style,
+                absl::StrCat("Live bytes over program order (", timeline.size(), " steps, peak ",
+                             HumanBytes(m.profile.peak_live_bytes), " at step ", m.profile.peak_step,
+                             ")"),
+                out);
+  for (int r = 0; r < kHeight; ++r) {
+    std::string line;
+    for (int64_t v : values) {
+      const int level = static_cast<int>((static_cast<double>(v) * kHeight * 8 + max - 1) / max);
+      line += kBlocks[std::clamp(level - (kHeight - 1 - r) * 8, 0, 8)];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    const std::string label = r == 0 ? top_label : r == kHeight - 1 ? "0B" : "";
+    absl::StrAppend(out, "  ", std::string(label_width - label.size(), ' '), label, " ",
+                    r == 0 ? "┤" : "│", style.Cyan(line), "\n");
+  }
+  absl::StrAppend(out, "  ", std::string(label_width + 1, ' '), "└");
+  for (size_t c = 0; c < values.size(); ++c) out->append("─");
+  out->append("\n");
+  // The peak's column, and the step range under the axis.
+  const size_t peak_step = static_cast<size_t>(std::max<int64_t>(0, m.profile.peak_step));
+  const size_t peak_column = stretch > 1 ? peak_step * stretch + stretch / 2
+                                         : peak_step * values.size() / timeline.size();
+  std::string marks(values.size() + 1, ' ');
+  marks.replace(std::min(peak_column, values.size() - 1), 1, "^");
+  const std::string end_label = absl::StrCat("step ", timeline.size() - 1);
+  std::string axis = absl::StrCat("step 0", std::string(values.size() > 6 + end_label.size()
+                                                            ? values.size() - 6 - end_label.size()
+                                                            : 1,
+                                                        ' '),
+                                  end_label);
+  while (!marks.empty() && marks.back() == ' ') marks.pop_back();
+  absl::StrAppend(out, "  ", std::string(label_width + 2, ' '), marks, " peak\n");
+  absl::StrAppend(out, "  ", std::string(label_width + 2, ' '), style.Dim(axis), "\n");
+}
+
+void AppendNumbersDiff(const ModuleDiff& d, const Style& style, std::string* out) {
+  Table table({"", "A", "B", "change", ""}, {false, true, true, true, true}, {});
+  for (Metric metric : kMetrics) {
+    const int64_t a = SideMetric(d.a, metric);
+    const int64_t b = SideMetric(d.b, metric);
+    table.Add({std::string(MetricName(metric)), HumanBytes(a), HumanBytes(b), SignedBytes(b - a),
+               PercentChange(a, b)});
+  }
+  out->append("\n");
+  table.Render(style, out);
+}
+
+void AppendChanges(const ModuleDiff& d, const WriteOptions& options, const Style& style,
+                   std::string* out) {
+  AppendHeading(style, absl::StrCat("Buffers by change in bytes (", d.changes.size(), " changed)"), out);
+  Table table({"change", "A", "B", "status", "kind", "shape", "op_name", "source"},
+              {true, true, true, false, false, false, false, false},
+              {0, 0, 0, 0, 0, kShapeWidth, kLabelWidth, 0});
+  for (const BufferChange& c : d.changes) {
+    if (static_cast<int>(table.size()) == options.top) break;
+    std::string status(ChangeKindName(c.change));
+    if (c.at_peak_b) status += "*";
+    table.Add({SignedBytes(c.delta()), HumanBytes(c.bytes_a), HumanBytes(c.bytes_b), status, c.kind,
+               c.shape, c.op_name, c.source});
+  }
+  table.Render(style, out);
+  if (d.changes.size() > table.size()) {
+    absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", d.changes.size() - table.size(),
+                                                " more (--top N shows more)")),
+                    "\n");
+  }
+  absl::StrAppend(out, style.Dim("  * live at B's peak"), "\n");
 }
 
 }  // namespace
 
-std::string WriteText(const Report& report, const TextOptions& options) {
+std::string WriteText(const Report& report, const WriteOptions& options) {
+  const Style style{options.color};
   std::string out;
-  for (const std::string& w : report.warnings) absl::StrAppend(&out, w, "\n");
+  for (const std::string& w : report.warnings) absl::StrAppend(&out, style.Yellow(w), "\n");
   bool first = true;
   for (const ModuleReport& m : report.modules) {
     if (!first) out.append("\n");
     first = false;
-    absl::StrAppend(&out, "module ", m.name, " (", m.backend.empty() ? "backend unknown" : m.backend,
-                    ", ", m.stage, m.scheduled ? ", scheduled" : ", not scheduled", ")\n");
-    if (!m.files.empty()) {
-      absl::StrAppend(&out, "  from ", m.files.front());
-      if (m.files.size() > 1) absl::StrAppend(&out, " (+", m.files.size() - 1, " more)");
-      out.append("\n");
-    }
-    for (const std::string& w : m.warnings) absl::StrAppend(&out, "  ", w, "\n");
+    AppendModuleTitle(m, style, &out);
     if (!m.computed) {
       if (m.xla) {
         absl::StrAppend(&out, "  XLA's buffer assignment only (no HLO in the dump): total ",
-                        HumanBytes(m.xla->total_bytes), " (", m.xla->total_bytes, " B), temp ",
-                        HumanBytes(m.xla->temp_bytes), "\n");
+                        HumanAndExact(m.xla->total_bytes), ", temp ", HumanBytes(m.xla->temp_bytes),
+                        "\n");
       }
       continue;
     }
-    if (!m.exact) absl::StrAppend(&out, "  estimate: ", m.estimate_reason, "\n");
-    AppendSummary(m, options, &out);
-    AppendPeakTable(m, options, &out);
-    const hlo::Module& module = *m.module;
-    AppendRollup(m, options, "At the peak, by source line",
-                 [&](const analysis::BufferRecord& r) { return SourceLine(module, r.instruction); },
-                 &out);
-    AppendRollup(m, options, "At the peak, by op_name",
-                 [&](const analysis::BufferRecord& r) {
-                   return std::string(module.metadata_of(r.instruction).op_name);
-                 },
-                 &out);
-    AppendFindings(m, &out);
-    absl::StrAppend(&out, "\n  Live bytes over the schedule (peak ",
-                    HumanBytes(m.profile.peak_live_bytes), "):\n  |",
-                    Sparkline(m.profile.timeline, options.width - 4), "|\n");
+    AppendSummary(m, style, &out);
+    AppendDeviceFit(m, style, &out);
+    AppendPeakTable(m, options, style, &out);
+    AppendRollup(m, RollupKey::kSourceLine, options, style, &out);
+    AppendRollup(m, RollupKey::kOpName, options, style, &out);
+    AppendTimeline(m, options, style, &out);
+    AppendFindings(m.findings, "Findings", options.width, style, &out);
+  }
+  return out;
+}
+
+std::string WriteDiffText(const DiffReport& diff, const WriteOptions& options) {
+  const Style style{options.color};
+  std::string out;
+  bool first = true;
+  for (const ModuleDiff& d : diff.modules) {
+    if (!first) out.append("\n");
+    first = false;
+    std::string title = absl::StrCat("module ", d.name);
+    if (d.a && d.b && d.a->name != d.b->name) title = absl::StrCat("module ", d.a->name, " -> ", d.b->name);
+    absl::StrAppend(&out, style.Bold(title),
+                    d.a == nullptr   ? "  (only in B)"
+                    : d.b == nullptr ? "  (only in A)"
+                                     : "",
+                    "\n");
+    if (d.a && !d.a->files.empty()) absl::StrAppend(&out, "  A: ", style.Dim(d.a->files.front()), "\n");
+    if (d.b && !d.b->files.empty()) absl::StrAppend(&out, "  B: ", style.Dim(d.b->files.front()), "\n");
+    AppendNumbersDiff(d, style, &out);
+    AppendChanges(d, options, style, &out);
+    AppendFindings(d.new_findings, "New findings", options.width, style, &out);
+    AppendFindings(d.resolved_findings, "Resolved findings", options.width, style, &out);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/analysis/buffer_assignment.h"
+#include "lib/analysis/memory_profile.h"
 #include "lib/base/file_contents.h"
 #include "lib/hlo/proto_reader.h"
 #include "lib/hlo/text_parser.h"
@@ -47,6 +48,10 @@ TEST(GroundTruthTest, TotalsMatchXla) {
     ASSERT_TRUE(assignment.ok()) << assignment.status().message();
     const AssignmentStats& st = (*assignment)->stats();
     row.computed = st.total_bytes;
+    // Bytes live at once can never exceed the bytes allocated.
+    const MemoryProfile profile = ComputeMemoryProfile(**assignment);
+    EXPECT_LE(profile.peak_live_bytes, st.total_bytes - st.thread_local_bytes) << row.name;
+    EXPECT_EQ(profile.timeline[static_cast<size_t>(profile.peak_step)], profile.peak_live_bytes);
     const auto& ma = c["memory_analysis"];
     row.stats_exact = st.argument_bytes == ma["argument_size_in_bytes"].get<int64_t>() &&
                       st.output_bytes == ma["output_size_in_bytes"].get<int64_t>() &&

@@ -1,0 +1,58 @@
+// The allocations a buffer may move into during buffer assignment (XLA's
+// allocation_indices), searched newest first. XLA tries each in turn; with
+// tens of thousands of donated parameters and outputs that is quadratic.
+// This index skips, a subtree at a time, allocations that certainly cannot
+// take the buffer: too small, or busy during part of its live range. Whatever
+// it returns still gets the full check, so the result is the same as trying
+// every allocation.
+//
+// "Busy" uses the allocation's live ranges merged where they overlap or
+// touch. A merged run [x, y] overlapping a buffer's range [s, e] (s < e) by a
+// positive length means some value in it overlaps the buffer by a positive
+// length, which always interferes (only ranges that merely touch may share).
+#ifndef HLOMEM_LIB_ANALYSIS_REUSE_INDEX_H_
+#define HLOMEM_LIB_ANALYSIS_REUSE_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace hlomem::analysis {
+
+class ReuseIndex {
+ public:
+  // Room for `capacity` allocations.
+  explicit ReuseIndex(size_t capacity);
+
+  // Appends an allocation of `size` bytes; returns its position.
+  size_t Add(int64_t size);
+  // Notes that the allocation at `position` holds a value live over the
+  // inclusive range [start, end].
+  void AddLiveRange(size_t position, int64_t start, int64_t end);
+
+  // The last position before `before` whose allocation may hold `size`
+  // bytes live over [start, end], or -1. Ranges with start == end are not
+  // used to rule allocations out.
+  int64_t FindLast(size_t before, int64_t size, int64_t start, int64_t end) const;
+
+ private:
+  void Update(size_t position);
+  int64_t Find(size_t node, size_t lo, size_t hi, size_t before, int64_t size, int64_t start,
+               int64_t end) const;
+
+  size_t leaves_ = 1;
+  size_t count_ = 0;
+  // Per allocation: its merged live ranges, start -> end.
+  std::vector<std::map<int64_t, int64_t>> runs_;
+  // Per tree node: the largest size, and over each allocation's longest
+  // merged run [x, y] the largest x and smallest y below it. An allocation
+  // is certainly busy for [s, e] when x < e and s < y.
+  std::vector<int64_t> max_size_;
+  std::vector<int64_t> max_x_;
+  std::vector<int64_t> min_y_;
+};
+
+}  // namespace hlomem::analysis
+
+#endif  // HLOMEM_LIB_ANALYSIS_REUSE_INDEX_H_

@@ -1,0 +1,51 @@
+// Per-phase wall time and memory for `hlomem report --stats`, in the spirit
+// of ninja's METRIC_RECORD / -d stats. Recording is off until Enable(); a
+// ScopedPhase then costs two clock reads and a mutex at its end. Phases may
+// run on several threads at once (modules in parallel): their seconds add
+// up, so a phase can exceed the wall time.
+#ifndef HLOMEM_LIB_BASE_METRICS_H_
+#define HLOMEM_LIB_BASE_METRICS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace hlomem {
+
+class Metrics {
+ public:
+  static void Enable();
+  static bool enabled();
+  // Adds `seconds` to phase `name` (a string literal) and notes the RSS now.
+  static void Record(const char* name, double seconds);
+  // One line per phase in first-recorded order, then the total:
+  // "phase  seconds  calls  rss  peak_rss", sizes like "1.21GiB".
+  static std::string Report(double total_seconds);
+};
+
+// The process's resident set now and its high-water mark, in bytes.
+int64_t CurrentRssBytes();
+int64_t PeakRssBytes();
+
+class ScopedPhase {
+ public:
+  explicit ScopedPhase(const char* name)
+      : name_(Metrics::enabled() ? name : nullptr),
+        start_(name_ ? std::chrono::steady_clock::now()
+                     : std::chrono::steady_clock::time_point()) {}
+  ~ScopedPhase() {
+    if (name_ == nullptr) return;
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    Metrics::Record(name_, elapsed.count());
+  }
+  ScopedPhase(const ScopedPhase&) = delete;
+  ScopedPhase& operator=(const ScopedPhase&) = delete;
+
+ private:
+  const char* name_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace hlomem
+
+#endif  // HLOMEM_LIB_BASE_METRICS_H_

@@ -1,0 +1,317 @@
+#include "lib/report/check.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "lib/base/bytes.h"
+#include "lib/report/diff.h"
+
+namespace hlomem::report {
+namespace {
+
+Contributor FromRow(const BufferRow& row, int64_t bytes) {
+  return {bytes, row.Label(), StripLayout(row.shape), row.source_file, row.source_line};
+}
+
+// The largest rows among `indices` (already largest first when `sorted`).
+std::vector<Contributor> LargestRows(const ModuleReport& m, std::vector<size_t> indices, int count) {
+  std::stable_sort(indices.begin(), indices.end(),
+                   [&](size_t x, size_t y) { return m.rows[x].bytes > m.rows[y].bytes; });
+  std::vector<Contributor> out;
+  for (size_t k : indices) {
+    if (static_cast<int>(out.size()) == count) break;
+    out.push_back(FromRow(m.rows[k], m.rows[k].bytes));
+  }
+  return out;
+}
+
+std::vector<Contributor> ContributorsTo(const ModuleReport& m, Metric metric, int count) {
+  std::vector<size_t> indices;
+  if (metric == Metric::kPeakLive) {
+    for (size_t k : m.profile.live_at_peak) {
+      if (k < m.rows.size()) indices.push_back(k);
+    }
+  } else {
+    for (size_t k = 0; k < m.rows.size(); ++k) {
+      if (metric != Metric::kTemp || m.rows[k].kind == "temp") indices.push_back(k);
+    }
+  }
+  return LargestRows(m, std::move(indices), count);
+}
+
+std::vector<Contributor> GrowthContributors(const ModuleDiff& diff, int count) {
+  std::vector<Contributor> out;
+  for (const BufferChange& c : diff.changes) {
+    if (static_cast<int>(out.size()) == count) break;
+    if (c.delta() <= 0) continue;
+    Contributor x{c.delta(), c.op_name, c.shape, "", 0};
+    // c.source is "file:line"; split it back for annotations.
+    const size_t colon = c.source.rfind(':');
+    int64_t line = 0;
+    if (colon != std::string::npos && absl::SimpleAtoi(c.source.substr(colon + 1), &line)) {
+      x.source_file = c.source.substr(0, colon);
+      x.source_line = line;
+    } else {
+      x.source_file = c.source;
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+void PointAtTopContributor(Violation* v) {
+  for (const Contributor& c : v->contributors) {
+    if (!c.source_file.empty()) {
+      v->source_file = c.source_file;
+      v->source_line = c.source_line;
+      return;
+    }
+  }
+}
+
+absl::string_view MetricRule(Metric metric) {
+  switch (metric) {
+    case Metric::kTotal: return "total";
+    case Metric::kTemp: return "temp";
+    case Metric::kPeakLive: return "peak";
+    default: return "";
+  }
+}
+
+void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64_t>& limit,
+                 const CheckOptions& options, CheckResult* result) {
+  if (!limit) return;
+  const int64_t value = MetricValue(*m.computed, metric);
+  const std::string flag = absl::StrCat("--max-", MetricRule(metric));
+  if (value <= *limit) {
+    result->passes.push_back(absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanBytes(value),
+                                          " within ", flag, " ", HumanBytes(*limit)));
+    return;
+  }
+  Violation v;
+  v.module = m.name;
+  v.rule = absl::StrCat("max-", MetricRule(metric));
+  v.value = value;
+  v.limit = *limit;
+  v.message = absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanAndExact(value), " exceeds ", flag,
+                           " ", HumanAndExact(*limit), " by ", HumanBytes(value - *limit));
+  v.contributors = ContributorsTo(m, metric, options.contributors);
+  PointAtTopContributor(&v);
+  result->violations.push_back(std::move(v));
+}
+
+const ModuleReport* FindBaseline(const Report& baseline, const Report& report, const ModuleReport& m) {
+  if (baseline.modules.size() == 1 && report.modules.size() == 1) return &baseline.modules[0];
+  for (const ModuleReport& b : baseline.modules) {
+    if (b.name == m.name) return &b;
+  }
+  return nullptr;
+}
+
+void CheckBaseline(const Report& report, const ModuleReport& m, const CheckOptions& options,
+                   CheckResult* result) {
+  const ModuleReport* base = FindBaseline(*options.baseline, report, m);
+  if (base == nullptr || !base->computed) {
+    result->notes.push_back(absl::StrCat(m.name, ": not in the baseline; nothing to compare"));
+    return;
+  }
+  std::optional<DiffReport> diff;  // computed on the first violation only
+  for (Metric metric : {Metric::kTotal, Metric::kTemp, Metric::kPeakLive}) {
+    const int64_t before = MetricValue(*base->computed, metric);
+    const int64_t now = MetricValue(*m.computed, metric);
+    const int64_t limit = before + static_cast<int64_t>(static_cast<double>(before) *
+                                                        options.tolerance_percent / 100.0);
+    const double growth =
+        before > 0 ? 100.0 * static_cast<double>(now - before) / static_cast<double>(before) : 0;
+    if (now <= limit) {
+      result->passes.push_back(absl::StrFormat("%s: %s %s vs baseline %s (%+.2f%%)", m.name,
+                                               MetricName(metric), HumanBytes(now),
+                                               HumanBytes(before), growth));
+      continue;
+    }
+    Violation v;
+    v.module = m.name;
+    v.rule = absl::StrCat("baseline-", MetricRule(metric));
+    v.value = now;
+    v.limit = limit;
+    v.message = absl::StrFormat(
+        "%s: %s grew %s over the baseline, %s -> %s (+%.2f%%, --tolerance %g%%)", m.name,
+        MetricName(metric), HumanBytes(now - before), HumanAndExact(before), HumanAndExact(now), growth,
+        options.tolerance_percent);
+    if (!diff) diff = DiffReports(*options.baseline, report);
+    for (const ModuleDiff& d : diff->modules) {
+      if (d.b == &m) v.contributors = GrowthContributors(d, options.contributors);
+    }
+    PointAtTopContributor(&v);
+    result->violations.push_back(std::move(v));
+  }
+}
+
+bool FailsOn(const CheckOptions& options, const std::string& detector) {
+  for (const std::string& name : options.fail_on) {
+    if (name == "all" || name == detector) return true;
+  }
+  return false;
+}
+
+void CheckFindings(const ModuleReport& m, const CheckOptions& options, CheckResult* result) {
+  for (const detect::Finding& f : m.findings) {
+    if (!FailsOn(options, f.detector)) continue;
+    Violation v;
+    v.module = m.name;
+    v.rule = f.detector;
+    v.value = f.bytes;
+    v.message = absl::StrCat(m.name, ": [", f.detector, "] ", f.message, " (", HumanBytes(f.bytes),
+                             " at stake; --fail-on ", f.detector, ")");
+    v.contributors.push_back({f.bytes, f.op_name, "", f.source_file, f.source_line});
+    v.source_file = f.source_file;
+    v.source_line = f.source_line;
+    result->violations.push_back(std::move(v));
+  }
+}
+
+void CheckDeviceFit(const ModuleReport& m, const CheckOptions& options, CheckResult* result) {
+  if (!m.device_fit) return;
+  const DeviceFit& fit = *m.device_fit;
+  const std::string device = DeviceFitName(fit);
+  if (fit.fits) {
+    result->passes.push_back(absl::StrCat(m.name, ": fits on ", device, ": ", DeviceFitBudget(fit)));
+    return;
+  }
+  Violation v;
+  v.module = m.name;
+  v.rule = "device-fit";
+  v.value = fit.needed;
+  v.limit = fit.usable;
+  v.message = absl::StrCat(m.name, ": does not fit on ", device, " by ", HumanAndExact(fit.shortfall),
+                           ": ", DeviceFitBudget(fit));
+  v.contributors = ContributorsTo(m, Metric::kTotal, options.contributors);
+  PointAtTopContributor(&v);
+  result->violations.push_back(std::move(v));
+}
+
+// GitHub workflow command escaping: data escapes %, CR, LF; properties
+// also ':' and ','.
+std::string EscapeData(absl::string_view s) {
+  return absl::StrReplaceAll(s, {{"%", "%25"}, {"\r", "%0D"}, {"\n", "%0A"}});
+}
+std::string EscapeProperty(absl::string_view s) {
+  return absl::StrReplaceAll(EscapeData(s), {{":", "%3A"}, {",", "%2C"}});
+}
+
+}  // namespace
+
+CheckResult RunCheck(const Report& report, const CheckOptions& options) {
+  CheckResult result;
+  for (const ModuleReport& m : report.modules) {
+    if (!m.computed) {
+      result.notes.push_back(absl::StrCat(m.name, ": no HLO in the dump; not checked"));
+      continue;
+    }
+    CheckBudget(m, Metric::kTotal, options.max_total, options, &result);
+    CheckBudget(m, Metric::kTemp, options.max_temp, options, &result);
+    CheckBudget(m, Metric::kPeakLive, options.max_peak, options, &result);
+    if (options.baseline != nullptr) CheckBaseline(report, m, options, &result);
+    CheckDeviceFit(m, options, &result);
+    CheckFindings(m, options, &result);
+  }
+  return result;
+}
+
+std::string RelativeTo(const std::string& path, const std::string& root) {
+  if (root.empty() || path.size() <= root.size() || path.compare(0, root.size(), root) != 0) {
+    return path;
+  }
+  size_t start = root.size();
+  if (root.back() != '/') {
+    if (path[start] != '/') return path;
+    ++start;
+  }
+  return path.substr(start);
+}
+
+std::string FormatCheckText(const CheckResult& result) {
+  std::string out;
+  for (const std::string& line : result.passes) absl::StrAppend(&out, "ok    ", line, "\n");
+  for (const std::string& line : result.notes) absl::StrAppend(&out, "note  ", line, "\n");
+  for (const Violation& v : result.violations) {
+    absl::StrAppend(&out, "FAIL  ", v.message, "\n");
+    if (!v.contributors.empty()) absl::StrAppend(&out, "      top contributors:\n");
+    for (const Contributor& c : v.contributors) {
+      absl::StrAppend(&out, absl::StrFormat("      %12s  %s", HumanBytes(c.bytes), c.label));
+      if (!c.shape.empty()) absl::StrAppend(&out, "  ", c.shape);
+      if (!c.source_file.empty()) {
+        absl::StrAppend(&out, "  ", c.source_file);
+        if (c.source_line > 0) absl::StrAppend(&out, ":", c.source_line);
+      }
+      out.append("\n");
+    }
+  }
+  absl::StrAppend(&out, result.passed() ? "check passed"
+                                        : absl::StrCat("check FAILED: ", result.violations.size(),
+                                                       result.violations.size() == 1 ? " violation"
+                                                                                     : " violations"),
+                  "\n");
+  return out;
+}
+
+std::string GithubAnnotations(const CheckResult& result, const Report& report,
+                              const std::string& source_root, int cap) {
+  std::string out;
+  auto emit = [&](absl::string_view command, const std::string& file, int64_t line,
+                  const std::string& title, const std::string& message) {
+    std::string properties = " ";
+    if (!file.empty()) {
+      properties = absl::StrCat(" file=", EscapeProperty(RelativeTo(file, source_root)));
+      if (line > 0) absl::StrAppend(&properties, ",line=", line);
+      properties.push_back(',');
+    }
+    absl::StrAppend(&out, "::", command, properties, "title=", EscapeProperty(title), "::",
+                    EscapeData(message), "\n");
+  };
+  auto say_rest = [&](size_t rest, absl::string_view what) {
+    if (rest == 0) return;
+    emit("notice", "", 0, "hlomem",
+         absl::StrCat(rest, " more ", what, rest == 1 ? "" : "s", " not annotated (GitHub shows ", cap,
+                      " per type and step); all are in the job summary and the log"));
+  };
+  int errors = 0;
+  std::set<std::pair<std::string, std::string>> failed;  // (module, rule)
+  for (const Violation& v : result.violations) {
+    failed.insert({v.module, v.rule});
+    if (errors == cap) continue;
+    ++errors;
+    std::string message = v.message;
+    for (const Contributor& c : v.contributors) {
+      absl::StrAppend(&message, "\n", HumanBytes(c.bytes), "  ", c.label);
+      if (!c.source_file.empty()) absl::StrAppend(&message, "  ", c.source_file, ":", c.source_line);
+    }
+    emit("error", v.source_file, v.source_line, absl::StrCat("hlomem ", v.rule), message);
+  }
+  say_rest(result.violations.size() - static_cast<size_t>(errors), "violation");
+  // Findings that did not fail the gate still deserve a look on the PR.
+  size_t warnings = 0;
+  size_t unshown = 0;
+  for (const ModuleReport& m : report.modules) {
+    for (const detect::Finding& f : m.findings) {
+      if (failed.count({m.name, f.detector}) != 0) continue;
+      if (static_cast<int>(warnings) == cap) {
+        ++unshown;
+        continue;
+      }
+      ++warnings;
+      emit("warning", f.source_file, f.source_line, absl::StrCat("hlomem ", f.detector),
+           absl::StrCat(m.name, ": ", f.message, " (", HumanBytes(f.bytes), ")",
+                        f.suggestion.empty() ? "" : absl::StrCat("\nfix: ", f.suggestion)));
+    }
+  }
+  say_rest(unshown, "finding");
+  return out;
+}
+
+}  // namespace hlomem::report

@@ -1,0 +1,80 @@
+// `hlomem check`: the CI gate. Budgets on each module's numbers, growth
+// against a baseline report, findings of chosen detectors, and device fit;
+// every violation names the module, the number, the limit and the buffers
+// that contribute most, so a red CI run says what to look at.
+#ifndef HLOMEM_LIB_REPORT_CHECK_H_
+#define HLOMEM_LIB_REPORT_CHECK_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/report/report.h"
+
+namespace hlomem::report {
+
+struct CheckOptions {
+  std::optional<int64_t> max_total;
+  std::optional<int64_t> max_temp;
+  std::optional<int64_t> max_peak;
+  const Report* baseline = nullptr;  // a previous `report --format json`
+  double tolerance_percent = 0;      // growth over the baseline allowed
+  // Detector names whose findings fail the gate; "all" means any finding.
+  std::vector<std::string> fail_on;
+  int contributors = 3;  // buffers named per violation
+};
+
+// A buffer that makes a number large, for the failure message.
+struct Contributor {
+  int64_t bytes = 0;  // its bytes, or its growth for a baseline violation
+  std::string label;  // op_name or instruction
+  std::string shape;
+  std::string source_file;
+  int64_t source_line = 0;
+};
+
+struct Violation {
+  std::string module;
+  // Stable rule ids (SARIF ruleId): "max-total", "max-temp", "max-peak",
+  // "baseline-total", "baseline-temp", "baseline-peak", "device-fit", or
+  // the detector name of a --fail-on finding.
+  std::string rule;
+  int64_t value = 0;
+  int64_t limit = 0;
+  std::string message;  // one line, sizes human-readable and exact
+  std::vector<Contributor> contributors;
+  // Where in the user's program to point (the top contributor's source).
+  std::string source_file;
+  int64_t source_line = 0;
+};
+
+struct CheckResult {
+  std::vector<Violation> violations;
+  // Passing lines ("total 224.01GiB within --max-total 250GiB") and notes
+  // (a module missing from the baseline).
+  std::vector<std::string> passes;
+  std::vector<std::string> notes;
+  bool passed() const { return violations.empty(); }
+};
+
+CheckResult RunCheck(const Report& report, const CheckOptions& options);
+
+// The human form: one block per violation, then a verdict line.
+std::string FormatCheckText(const CheckResult& result);
+
+// GitHub workflow commands for stderr: `::error file=...,line=...,title=...::msg`
+// per violation and `::warning` per finding that did not fail the gate.
+// GitHub shows at most 10 annotations of a type per step: the first `cap`
+// of each get one, then a notice says where the rest are. `source_root`
+// (e.g. $GITHUB_WORKSPACE) is stripped from file paths so annotations land
+// on the repository's files.
+std::string GithubAnnotations(const CheckResult& result, const Report& report,
+                              const std::string& source_root, int cap = 10);
+
+// The path relative to `root` when it lies under it, else unchanged.
+std::string RelativeTo(const std::string& path, const std::string& root);
+
+}  // namespace hlomem::report
+
+#endif  // HLOMEM_LIB_REPORT_CHECK_H_

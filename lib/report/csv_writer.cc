@@ -1,0 +1,75 @@
+// CSV (RFC 4180 quoting, LF line ends) for spreadsheets and pandas: one row per buffer of every
+// module for `report`, one row per changed buffer key for `diff`. Sizes are
+// exact bytes.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/report/writers.h"
+
+namespace hlomem::report {
+namespace {
+
+std::string Field(absl::string_view text) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+void AppendRecord(const std::vector<std::string>& fields, std::string* out) {
+  bool first = true;
+  for (const std::string& f : fields) {
+    if (!first) out->push_back(',');
+    first = false;
+    out->append(Field(f));
+  }
+  out->push_back('\n');
+}
+
+}  // namespace
+
+std::string WriteCsv(const Report& report) {
+  std::string out;
+  AppendRecord({"module", "instruction", "shape_index", "opcode", "shape", "bytes", "kind",
+                "allocation", "offset", "live_start", "live_end", "live_at_peak", "op_name",
+                "op_type", "source_file", "source_line"},
+               &out);
+  for (const ModuleReport& m : report.modules) {
+    std::vector<bool> at_peak(m.rows.size(), false);
+    for (size_t k : m.profile.live_at_peak) {
+      if (k < at_peak.size()) at_peak[k] = true;
+    }
+    for (size_t k = 0; k < m.rows.size(); ++k) {
+      const BufferRow& r = m.rows[k];
+      AppendRecord({m.name, r.instruction, absl::StrCat("{", absl::StrJoin(r.shape_index, ","), "}"),
+                    r.opcode, r.shape, absl::StrCat(r.bytes), r.kind, absl::StrCat(r.allocation),
+                    absl::StrCat(r.offset), absl::StrCat(r.start), absl::StrCat(r.end),
+                    at_peak[k] ? "1" : "0", r.op_name, r.op_type, r.source_file,
+                    r.source_line > 0 ? absl::StrCat(r.source_line) : ""},
+                   &out);
+    }
+  }
+  return out;
+}
+
+std::string WriteDiffCsv(const DiffReport& diff) {
+  std::string out;
+  AppendRecord({"module", "change", "delta_bytes", "bytes_a", "bytes_b", "count_a", "count_b",
+                "kind", "shape", "op_name", "source", "at_peak_b"},
+               &out);
+  for (const ModuleDiff& d : diff.modules) {
+    for (const BufferChange& c : d.changes) {
+      AppendRecord({d.name, std::string(ChangeKindName(c.change)), absl::StrCat(c.delta()),
+                    absl::StrCat(c.bytes_a), absl::StrCat(c.bytes_b), absl::StrCat(c.count_a),
+                    absl::StrCat(c.count_b), c.kind, c.shape, c.op_name, c.source,
+                    c.at_peak_b ? "1" : "0"},
+                   &out);
+    }
+  }
+  return out;
+}
+
+}  // namespace hlomem::report

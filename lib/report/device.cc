@@ -1,0 +1,106 @@
+#include "lib/report/device.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/base/bytes.h"
+
+namespace hlomem::report {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// Nominal capacities in GiB (the vendors' "80GB" HBM is 80 GiB of chips;
+// drivers reserve a little of it). --device-memory takes the exact number.
+constexpr DevicePreset kPresets[] = {
+    {"a100-40gb", 40 * kGiB, true},    {"a100-80gb", 80 * kGiB, true},
+    {"h100-80gb", 80 * kGiB, true},    {"h100-94gb", 94 * kGiB, true},
+    {"h200-141gb", 141 * kGiB, true},  {"b200-192gb", 192 * kGiB, true},
+    {"l4-24gb", 24 * kGiB, true},      {"a10g-24gb", 24 * kGiB, true},
+    {"t4-16gb", 16 * kGiB, true},      {"v100-16gb", 16 * kGiB, true},
+    {"v100-32gb", 32 * kGiB, true},    {"rtx4090-24gb", 24 * kGiB, true},
+    {"mi300x-192gb", 192 * kGiB, true}, {"v4-32gb", 32 * kGiB, false},
+    {"v5e-16gb", 16 * kGiB, false},    {"v5p-95gb", 95 * kGiB, false},
+    {"v6e-32gb", 32 * kGiB, false},
+};
+
+absl::StatusOr<double> ParseFraction(absl::string_view text, absl::string_view origin) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !(value > 0) || value > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("error: ", origin, " must be a fraction in (0, 1], got '", text, "'"));
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::Span<const DevicePreset> DevicePresets() { return kPresets; }
+
+absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& request) {
+  if (request.preset.empty() && request.memory.empty()) return std::optional<DeviceBudget>();
+  if (!request.preset.empty() && !request.memory.empty()) {
+    return absl::InvalidArgumentError("error: give --device or --device-memory, not both");
+  }
+  DeviceBudget budget;
+  bool is_gpu = true;
+  if (!request.preset.empty()) {
+    const DevicePreset* found = nullptr;
+    for (const DevicePreset& p : kPresets) {
+      if (p.name == request.preset) found = &p;
+    }
+    if (found == nullptr) {
+      std::vector<absl::string_view> names;
+      for (const DevicePreset& p : kPresets) names.push_back(p.name);
+      return absl::InvalidArgumentError(absl::StrCat("error: unknown --device '", request.preset,
+                                                     "'; known: ", absl::StrJoin(names, ", ")));
+    }
+    budget.name = std::string(found->name);
+    budget.capacity = found->bytes;
+    is_gpu = found->is_gpu;
+  } else {
+    absl::StatusOr<int64_t> bytes = ParseByteSize(request.memory);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("error: --device-memory: ", bytes.status().message()));
+    }
+    budget.capacity = *bytes;
+  }
+  if (request.mem_fraction) {
+    budget.fraction = *request.mem_fraction;
+    if (!(budget.fraction > 0) || budget.fraction > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("error: --mem-fraction must be in (0, 1], got ", budget.fraction));
+    }
+  } else if (request.env_fraction != nullptr && *request.env_fraction != '\0') {
+    absl::StatusOr<double> f = ParseFraction(request.env_fraction, "XLA_CLIENT_MEM_FRACTION");
+    if (!f.ok()) return f.status();
+    budget.fraction = *f;
+  } else if (request.env_fraction_legacy != nullptr && *request.env_fraction_legacy != '\0') {
+    absl::StatusOr<double> f =
+        ParseFraction(request.env_fraction_legacy, "XLA_PYTHON_CLIENT_MEM_FRACTION");
+    if (!f.ok()) return f.status();
+    budget.fraction = *f;
+  } else {
+    budget.fraction = is_gpu ? kDefaultMemFraction : 1.0;
+  }
+  return std::optional<DeviceBudget>(budget);
+}
+
+void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
+  for (ModuleReport& m : report->modules) {
+    if (!m.computed) continue;
+    DeviceFit fit;
+    fit.device = budget.name;
+    fit.capacity = budget.capacity;
+    fit.fraction = budget.fraction;
+    fit.usable = budget.usable();
+    // XLA allocates arguments, outputs and the whole temp heap for a run:
+    // the total, not the (smaller) peak of live bytes, is what must fit.
+    fit.needed = m.computed->total_bytes;
+    fit.fits = fit.needed <= fit.usable;
+    fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
+    m.device_fit = fit;
+  }
+}
+
+}  // namespace hlomem::report

@@ -1,0 +1,54 @@
+// Device fit: does a module's memory fit in an accelerator's memory, given
+// the share of it the framework hands to XLA? JAX preallocates 75% of a GPU
+// by default (XLA_CLIENT_MEM_FRACTION, formerly
+// XLA_PYTHON_CLIENT_MEM_FRACTION, changes it).
+#ifndef HLOMEM_LIB_REPORT_DEVICE_H_
+#define HLOMEM_LIB_REPORT_DEVICE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "lib/report/report.h"
+
+namespace hlomem::report {
+
+struct DevicePreset {
+  absl::string_view name;  // "h100-80gb"
+  int64_t bytes;           // nominal memory
+  bool is_gpu;             // the memory fraction applies (GPU allocators)
+};
+absl::Span<const DevicePreset> DevicePresets();
+
+inline constexpr double kDefaultMemFraction = 0.75;
+
+struct DeviceRequest {
+  std::string preset;                  // --device
+  std::string memory;                  // --device-memory SIZE
+  std::optional<double> mem_fraction;  // --mem-fraction
+  // The environment's XLA_CLIENT_MEM_FRACTION / XLA_PYTHON_CLIENT_MEM_FRACTION
+  // (the first wins); callers pass getenv's values.
+  const char* env_fraction = nullptr;
+  const char* env_fraction_legacy = nullptr;
+};
+
+struct DeviceBudget {
+  std::string name;  // the preset, or "" for --device-memory
+  int64_t capacity = 0;
+  double fraction = 1.0;
+  int64_t usable() const { return static_cast<int64_t>(static_cast<double>(capacity) * fraction); }
+};
+
+// nullopt when neither --device nor --device-memory is given. The fraction:
+// --mem-fraction, else the environment, else 0.75 on GPUs and 1.0 on TPUs
+// (their runtime does not preallocate a fraction).
+absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& request);
+
+// Fills ModuleReport::device_fit of every module with computed numbers.
+void ApplyDeviceFit(const DeviceBudget& budget, Report* report);
+
+}  // namespace hlomem::report
+
+#endif  // HLOMEM_LIB_REPORT_DEVICE_H_

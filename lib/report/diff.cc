@@ -1,0 +1,134 @@
+#include "lib/report/diff.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+
+namespace hlomem::report {
+namespace {
+
+using BufferKey = std::tuple<std::string, std::string, std::string>;  // label, source, shape
+
+BufferKey KeyOf(const BufferRow& row) { return {row.Label(), row.Source(), StripLayout(row.shape)}; }
+
+void AddSide(const ModuleReport& m, bool is_b, std::map<BufferKey, BufferChange>* changes) {
+  std::vector<bool> at_peak(m.rows.size(), false);
+  for (size_t k : m.profile.live_at_peak) {
+    if (k < at_peak.size()) at_peak[k] = true;
+  }
+  for (size_t k = 0; k < m.rows.size(); ++k) {
+    const BufferRow& row = m.rows[k];
+    BufferKey key = KeyOf(row);
+    BufferChange& c = (*changes)[key];
+    if (c.count_a == 0 && c.count_b == 0) {
+      std::tie(c.op_name, c.source, c.shape) = key;
+    }
+    if (is_b) {
+      c.bytes_b += row.bytes;
+      ++c.count_b;
+      c.at_peak_b = c.at_peak_b || at_peak[k];
+      c.kind = row.kind;
+    } else {
+      c.bytes_a += row.bytes;
+      ++c.count_a;
+      if (c.kind.empty()) c.kind = row.kind;
+    }
+  }
+}
+
+// A finding is "the same" on both sides when the same detector flags the
+// same source line and op_name; bytes may differ.
+std::string FindingKey(const detect::Finding& f) {
+  return absl::StrCat(f.detector, "|", f.source_file, ":", f.source_line, "|", f.op_name);
+}
+
+std::vector<detect::Finding> FindingsMissingFrom(const std::vector<detect::Finding>& from,
+                                                 const std::vector<detect::Finding>& other) {
+  std::set<std::string> keys;
+  for (const detect::Finding& f : other) keys.insert(FindingKey(f));
+  std::vector<detect::Finding> out;
+  for (const detect::Finding& f : from) {
+    if (keys.count(FindingKey(f)) == 0) out.push_back(f);
+  }
+  return out;
+}
+
+ModuleDiff DiffModules(const ModuleReport* a, const ModuleReport* b) {
+  ModuleDiff diff;
+  diff.name = b != nullptr ? b->name : a->name;
+  diff.a = a;
+  diff.b = b;
+  std::map<BufferKey, BufferChange> changes;
+  if (a != nullptr) AddSide(*a, false, &changes);
+  if (b != nullptr) AddSide(*b, true, &changes);
+  for (auto& [key, c] : changes) {
+    if (c.delta() == 0) continue;
+    c.change = c.count_a == 0   ? ChangeKind::kNew
+               : c.count_b == 0 ? ChangeKind::kGone
+               : c.delta() > 0  ? ChangeKind::kGrown
+                                : ChangeKind::kShrunk;
+    diff.changes.push_back(std::move(c));
+  }
+  // Stable: std::map iteration gave key order; sort keeps it among ties.
+  std::stable_sort(diff.changes.begin(), diff.changes.end(),
+                   [](const BufferChange& x, const BufferChange& y) {
+                     const int64_t ax = x.delta() < 0 ? -x.delta() : x.delta();
+                     const int64_t ay = y.delta() < 0 ? -y.delta() : y.delta();
+                     if (ax != ay) return ax > ay;
+                     return x.delta() > y.delta();
+                   });
+  static const std::vector<detect::Finding> kNone;
+  const std::vector<detect::Finding>& findings_a = a != nullptr ? a->findings : kNone;
+  const std::vector<detect::Finding>& findings_b = b != nullptr ? b->findings : kNone;
+  diff.new_findings = FindingsMissingFrom(findings_b, findings_a);
+  diff.resolved_findings = FindingsMissingFrom(findings_a, findings_b);
+  return diff;
+}
+
+}  // namespace
+
+absl::string_view ChangeKindName(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kNew: return "new";
+    case ChangeKind::kGone: return "gone";
+    case ChangeKind::kGrown: return "grown";
+    case ChangeKind::kShrunk: return "shrunk";
+  }
+  return "";
+}
+
+DiffReport DiffReports(const Report& a, const Report& b) {
+  DiffReport diff;
+  // One module on each side: compare them whatever their names (a renamed
+  // jit function is still the program the user is comparing).
+  if (a.modules.size() == 1 && b.modules.size() == 1) {
+    diff.modules.push_back(DiffModules(&a.modules[0], &b.modules[0]));
+    return diff;
+  }
+  std::map<std::string, const ModuleReport*> by_name;
+  for (const ModuleReport& m : a.modules) by_name.emplace(m.name, &m);
+  std::set<std::string> matched;
+  for (const ModuleReport& m : b.modules) {
+    auto it = by_name.find(m.name);
+    const ModuleReport* before = nullptr;
+    if (it != by_name.end() && matched.insert(m.name).second) before = it->second;
+    diff.modules.push_back(DiffModules(before, &m));
+  }
+  for (const ModuleReport& m : a.modules) {
+    if (matched.count(m.name) == 0) diff.modules.push_back(DiffModules(&m, nullptr));
+  }
+  return diff;
+}
+
+int64_t SideMetric(const ModuleReport* side, Metric metric) {
+  return side != nullptr && side->computed ? MetricValue(*side->computed, metric) : 0;
+}
+
+int64_t MetricDelta(const ModuleDiff& diff, Metric metric) {
+  return SideMetric(diff.b, metric) - SideMetric(diff.a, metric);
+}
+
+}  // namespace hlomem::report

@@ -1,0 +1,61 @@
+// `hlomem diff A B`: what changed in memory between two reports. Modules are
+// matched by name; buffers by op_name, source line and shape (instruction
+// names are renumbered by every compile, so they cannot be the key). The
+// model is rendered by the same writers as a report.
+#ifndef HLOMEM_LIB_REPORT_DIFF_H_
+#define HLOMEM_LIB_REPORT_DIFF_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/detect/finding.h"
+#include "lib/report/report.h"
+
+namespace hlomem::report {
+
+enum class ChangeKind : uint8_t { kNew, kGone, kGrown, kShrunk };
+absl::string_view ChangeKindName(ChangeKind kind);  // "new", "gone", "grown", "shrunk"
+
+// The buffers of one key, summed on each side.
+struct BufferChange {
+  std::string op_name;  // the row's Label(): op_name, else instruction name
+  std::string source;   // "file:line" or ""
+  std::string shape;    // without layout
+  std::string kind;     // the buffer kind on the side that has it (B first)
+  int64_t bytes_a = 0;
+  int64_t bytes_b = 0;
+  int count_a = 0;
+  int count_b = 0;
+  bool at_peak_b = false;  // live at B's peak
+  ChangeKind change = ChangeKind::kNew;
+  int64_t delta() const { return bytes_b - bytes_a; }
+};
+
+struct ModuleDiff {
+  std::string name;
+  // Either side is null when the module exists on one side only.
+  const ModuleReport* a = nullptr;
+  const ModuleReport* b = nullptr;
+  // Buffers whose bytes changed, by |delta|, largest first (ties: growth
+  // first, then by key, so the order is stable).
+  std::vector<BufferChange> changes;
+  std::vector<detect::Finding> new_findings;       // in B, not in A
+  std::vector<detect::Finding> resolved_findings;  // in A, not in B
+};
+
+struct DiffReport {
+  std::vector<ModuleDiff> modules;
+};
+
+// `a` and `b` must outlive the result.
+DiffReport DiffReports(const Report& a, const Report& b);
+
+// A side's number; 0 for a missing side or one without computed numbers.
+int64_t SideMetric(const ModuleReport* side, Metric metric);
+// B's number minus A's.
+int64_t MetricDelta(const ModuleDiff& diff, Metric metric);
+
+}  // namespace hlomem::report
+
+#endif  // HLOMEM_LIB_REPORT_DIFF_H_

@@ -1,0 +1,365 @@
+// One self-contained HTML file (no network, no external scripts or fonts):
+// per module the summary, an interactive chart of live bytes over program
+// order (SVG drawn by inline JS; hover shows the step, the bytes and the
+// largest buffers live there with their source lines), the lifetimes of the
+// buffers at the peak, and the findings. The tables are plain HTML, so the
+// file still reads without JavaScript. A diff draws both sides on one axis.
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/base/bytes.h"
+#include "lib/report/writers.h"
+
+namespace hlomem::report {
+namespace {
+
+// Points of the chart: more would only slow the browser down.
+constexpr size_t kMaxPoints = 4000;
+// Buffers sent to the page for hover details: the largest ones.
+constexpr size_t kMaxBuffers = 400;
+
+std::string Html(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// A JSON string literal safe inside <script>: "</" cannot close the tag.
+std::string JsString(absl::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+std::string JsNumbers(const std::vector<int64_t>& values) {
+  // Doubles in JS: exact below 2^53, which holds any real byte count.
+  std::string out = "[";
+  for (size_t k = 0; k < values.size(); ++k) absl::StrAppend(&out, k ? "," : "", values[k]);
+  return out + "]";
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "";
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// The series of one side: timeline reduced to kMaxPoints (bucket maxima).
+std::string SeriesJs(const ModuleReport& m, absl::string_view label) {
+  const std::vector<int64_t>& t = m.profile.timeline;
+  return absl::StrCat("{\"label\":", JsString(label), ",\"steps\":", t.size(),
+                      ",\"points\":", JsNumbers(DownsampleMax(t, kMaxPoints)),
+                      ",\"peak_step\":", m.profile.peak_step,
+                      ",\"peak\":", m.profile.peak_live_bytes, "}");
+}
+
+// The largest buffers plus every buffer live at the peak (up to kMaxBuffers).
+std::string BuffersJs(const ModuleReport& m) {
+  std::vector<bool> at_peak(m.rows.size(), false);
+  for (size_t k : m.profile.live_at_peak) {
+    if (k < at_peak.size()) at_peak[k] = true;
+  }
+  std::vector<size_t> order(m.rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if (at_peak[x] != at_peak[y]) return static_cast<bool>(at_peak[x]);
+    return m.rows[x].bytes > m.rows[y].bytes;
+  });
+  if (order.size() > kMaxBuffers) order.resize(kMaxBuffers);
+  std::string out = "[";
+  bool first = true;
+  for (size_t k : order) {
+    const BufferRow& r = m.rows[k];
+    absl::StrAppend(&out, first ? "" : ",", "{\"label\":", JsString(r.Label()),
+                    ",\"instruction\":", JsString(r.instruction),
+                    ",\"shape\":", JsString(StripLayout(r.shape)), ",\"kind\":", JsString(r.kind),
+                    ",\"bytes\":", r.bytes, ",\"start\":", r.start, ",\"end\":", r.end,
+                    ",\"source\":", JsString(r.Source()), ",\"at_peak\":", at_peak[k] ? "true" : "false",
+                    "}");
+    first = false;
+  }
+  return out + "]";
+}
+
+void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_view title,
+                    std::string* out) {
+  absl::StrAppend(out, "<h3>", Html(title), " (", findings.size(), ")</h3>\n");
+  if (findings.empty()) {
+    absl::StrAppend(out, "<p class=dim>none</p>\n");
+    return;
+  }
+  absl::StrAppend(out, "<ol class=findings>\n");
+  for (const detect::Finding& f : findings) {
+    absl::StrAppend(out, "<li><span class=\"tag ", Html(detect::SeverityName(f.severity)), "\">",
+                    Html(f.detector), "</span> <b>", HumanBytes(f.bytes), "</b>");
+    if (!f.source_file.empty()) {
+      absl::StrAppend(out, " at <code>", Html(f.source_file), ":", f.source_line, "</code>");
+    }
+    absl::StrAppend(out, "<br>", Html(f.message));
+    if (!f.suggestion.empty()) absl::StrAppend(out, "<br><i>fix:</i> ", Html(f.suggestion));
+    absl::StrAppend(out, "</li>\n");
+  }
+  absl::StrAppend(out, "</ol>\n");
+}
+
+void AppendSummaryTable(const ModuleReport& m, std::string* out) {
+  const bool has_xla = m.xla.has_value();
+  absl::StrAppend(out, "<table class=summary><tr><th></th><th>hlomem</th><th>bytes</th>",
+                  has_xla ? "<th>XLA</th><th></th>" : "", "</tr>\n");
+  for (Metric metric : kMetrics) {
+    const int64_t value = MetricValue(*m.computed, metric);
+    absl::StrAppend(out, "<tr><td>", MetricName(metric), "</td><td class=num>", HumanBytes(value),
+                    "</td><td class=num>", value, "</td>");
+    if (has_xla && metric != Metric::kPeakLive) {
+      const int64_t xla = MetricValue(*m.xla, metric);
+      absl::StrAppend(out, "<td class=num>", HumanBytes(xla), "</td><td>",
+                      xla == value ? "matches" : "<b class=bad>mismatch</b>", "</td>");
+    } else if (has_xla) {
+      absl::StrAppend(out, "<td></td><td>step ", m.profile.peak_step, " of ", m.schedule_length, "</td>");
+    }
+    absl::StrAppend(out, "</tr>\n");
+  }
+  absl::StrAppend(out, "</table>\n");
+  if (m.device_fit) {
+    const DeviceFit& fit = *m.device_fit;
+    absl::StrAppend(out, "<p class=", fit.fits ? "good" : "bad", ">",
+                    fit.fits ? "Fits" : absl::StrCat("Does not fit by ", HumanBytes(fit.shortfall)),
+                    " on ", Html(DeviceFitName(fit)), ": ", DeviceFitBudget(fit), "</p>\n");
+  }
+}
+
+void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::string* out) {
+  absl::StrAppend(out, "<h3>Buffers live at the peak (step ", m.profile.peak_step, "): ",
+                  m.profile.live_at_peak.size(), " buffers, ", HumanBytes(m.profile.peak_live_bytes),
+                  "</h3>\n<table class=buffers><tr><th>bytes</th><th>% peak</th><th>kind</th>"
+                  "<th>shape</th><th>op_name</th><th>source</th><th>live</th></tr>\n");
+  const std::vector<const BufferRow*> rows = TopAtPeak(m, options.top);
+  for (const BufferRow* row : rows) {
+    const BufferRow& r = *row;
+    absl::StrAppend(out, "<tr><td class=num>", HumanBytes(r.bytes), "</td><td class=num>",
+                    Percent(r.bytes, m.profile.peak_live_bytes), "</td><td><span class=\"kind ",
+                    Html(r.kind), "\">", Html(r.kind), "</span></td><td><code>",
+                    Html(StripLayout(r.shape)), "</code></td><td><code>", Html(r.Label()),
+                    "</code></td><td><code>", Html(r.Source()), "</code></td><td class=num>", r.start,
+                    "&ndash;", r.end, "</td></tr>\n");
+  }
+  absl::StrAppend(out, "</table>\n");
+  if (m.profile.live_at_peak.size() > rows.size()) {
+    absl::StrAppend(out, "<p class=dim>", m.profile.live_at_peak.size() - rows.size(),
+                    " more; --top N shows more</p>\n");
+  }
+}
+
+constexpr char kStyle[] = R"css(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 4px;border-top:1px solid #dde;padding-top:14px}
+h3{font-size:15px;margin:18px 0 6px}.dim{color:#778}.bad{color:#c0262d}.good{color:#1d7a35}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
+table{border-collapse:collapse;margin:4px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eef}
+th{font-weight:600;color:#556}.num{text-align:right;font-variant-numeric:tabular-nums}
+.chart{width:100%;max-width:1180px;display:block;user-select:none}
+.chart .area{fill:#3b76d9;stroke:#1f4fa3;stroke-width:1}.chart .areaA{fill:#b9bfcc;stroke:#7d8597;stroke-width:1}
+.chart .lineB{fill:none;stroke:#3b76d9;stroke-width:2}
+.chart .axis{stroke:#99a;stroke-width:1}.chart text{font-size:11px;fill:#556}
+.chart .grid{stroke:#eef;stroke-width:1}.chart .peak{stroke:#d62728;stroke-width:2}.chart .peakdot{fill:#d62728}
+.chart .cursor{stroke:#222;stroke-width:1;stroke-dasharray:3 3}
+.chart .bar{stroke:#fff;stroke-width:.5}.chart .bar:hover{stroke:#000;stroke-width:1.5}
+.kind{padding:0 6px;border-radius:8px;font-size:12px;color:#fff}
+.kind.temp,.chart .temp{background:#3b76d9;fill:#3b76d9}.kind.parameter,.chart .parameter{background:#8c6bb1;fill:#8c6bb1}
+.kind.output,.chart .output{background:#2a9d8f;fill:#2a9d8f}.kind.constant,.chart .constant{background:#999;fill:#999}
+.kind.thread-local,.chart .thread-local{background:#bbb;fill:#bbb}
+.tag{padding:0 6px;border-radius:4px;background:#f2c14e;font-size:12px}.tag.error{background:#d62728;color:#fff}
+.findings li{margin-bottom:8px}
+#tip{position:fixed;pointer-events:none;background:#fff;border:1px solid #aab;border-radius:4px;padding:6px 8px;
+ box-shadow:0 2px 8px rgba(0,0,0,.15);font-size:12px;max-width:560px;display:none;z-index:9}
+#tip table td{border:0;padding:0 6px 2px 0;vertical-align:top}#tip code{word-break:break-all}
+)css";
+
+// Draws, for each <div class=module data-id=N>, the live-bytes chart (one or
+// two series) and the lifetimes of the buffers at the peak, from HLOMEM_DATA.
+constexpr char kScript[] = R"js(
+(function(){
+const DATA=JSON.parse(document.getElementById('hlomem-data').textContent);
+const NS='http://www.w3.org/2000/svg';
+const tip=document.getElementById('tip');
+function human(b){const neg=b<0;b=Math.abs(b);if(b<1024)return(neg?'-':'')+b+'B';
+ const u='KMGTPE';let i=0;let v=b/1024;while(v>=1024&&i<5){v/=1024;i++;}
+ return(neg?'-':'')+(i==0?v.toFixed(1):v.toFixed(2))+u[i]+'iB';}
+function el(tag,attrs,parent){const e=document.createElementNS(NS,tag);
+ for(const k in attrs)e.setAttribute(k,attrs[k]);if(parent)parent.appendChild(e);return e;}
+function esc(s){return String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));}
+function showTip(ev,html){tip.innerHTML=html;tip.style.display='block';
+ const x=Math.min(ev.clientX+14,window.innerWidth-tip.offsetWidth-8);
+ const y=Math.min(ev.clientY+14,window.innerHeight-tip.offsetHeight-8);
+ tip.style.left=x+'px';tip.style.top=y+'px';}
+function hideTip(){tip.style.display='none';}
+function niceTicks(max,n){if(max<=0)return[0];const raw=max/n;const p=Math.pow(2,Math.floor(Math.log2(raw)));
+ const step=raw/p>1.5?p*2:p;const t=[];for(let v=0;v<=max*1.0001;v+=step)t.push(v);return t;}
+function drawModule(div,m){
+ const W=1160,H=300,L=78,R=16,T=14,B=34,PW=W-L-R,PH=H-T-B;
+ const series=m.series;const steps=Math.max(1,...series.map(s=>s.steps));
+ const ymax=Math.max(1,...series.map(s=>Math.max(...s.points,0)))*1.08;
+ // Step s spans [X(s), X(s+1)): bytes are live for the whole step.
+ const X=s=>L+PW*s/steps,Y=v=>T+PH*(1-v/ymax);
+ const svg=el('svg',{viewBox:`0 0 ${W} ${H}`,class:'chart',role:'img','aria-label':'live bytes over program order'},null);
+ div.querySelector('.timeline').appendChild(svg);
+ for(const v of niceTicks(ymax,5)){el('line',{x1:L,x2:W-R,y1:Y(v),y2:Y(v),class:'grid'},svg);
+  el('text',{x:L-6,y:Y(v)+4,'text-anchor':'end'},svg).textContent=human(Math.round(v));}
+ const xt=Math.max(1,Math.ceil((steps-1)/10));
+ for(let s=0;s<steps;s+=xt){el('text',{x:X(s+0.5),y:H-B+16,'text-anchor':'middle'},svg).textContent=s;}
+ el('text',{x:L+PW/2,y:H-4,'text-anchor':'middle'},svg).textContent='program order (schedule step)';
+ series.forEach((s,i)=>{const n=s.points.length;const sx=k=>X(k*s.steps/n);
+  let l='';s.points.forEach((v,k)=>{l+=`${k?'L':'M'}${sx(k)},${Y(v)}L${sx(k+1)},${Y(v)}`;});
+  const d=`M${sx(0)},${Y(0)}L`+l.slice(1)+`L${sx(n)},${Y(0)}Z`;
+  const two=series.length>1;
+  if(!two||i==0)el('path',{d:d,class:two?'areaA':'area'},svg);
+  else el('path',{d:l,class:'lineB'},svg);
+  const px=X(s.peak_step+0.5);el('line',{x1:px,x2:px,y1:T,y2:H-B,class:'peak'},svg);
+  el('circle',{cx:px,cy:Y(s.peak),r:4,class:'peakdot'},svg);
+  const t=el('text',{x:Math.min(px+6,W-R-150),y:T+12+14*i},svg);t.textContent=(two?s.label+' ':'')+'peak '+human(s.peak)+' @ step '+s.peak_step;t.setAttribute('fill','#d62728');});
+ el('line',{x1:L,x2:L,y1:T,y2:H-B,class:'axis'},svg);el('line',{x1:L,x2:W-R,y1:H-B,y2:H-B,class:'axis'},svg);
+ const cursor=el('line',{x1:0,x2:0,y1:T,y2:H-B,class:'cursor',visibility:'hidden'},svg);
+ const hit=el('rect',{x:L,y:T,width:PW,height:PH,fill:'transparent'},svg);
+ hit.addEventListener('mousemove',ev=>{const r=svg.getBoundingClientRect();
+  const sx=(ev.clientX-r.left)*W/r.width;const step=Math.max(0,Math.min(steps-1,Math.floor((sx-L)/PW*steps)));
+  cursor.setAttribute('x1',X(step+0.5));cursor.setAttribute('x2',X(step+0.5));cursor.setAttribute('visibility','visible');
+  let html=`<b>step ${step}</b>`;
+  for(const s of series){const k=Math.min(s.points.length-1,Math.floor(step*s.points.length/Math.max(1,s.steps)));
+   html+=`<br>${series.length>1?esc(s.label)+': ':''}live ${human(s.points[k])}`;}
+  const live=m.buffers.filter(b=>b.start<=step&&step<=b.end).sort((a,b)=>b.bytes-a.bytes).slice(0,6);
+  if(live.length){html+='<table>';for(const b of live)html+=`<tr><td class=num>${human(b.bytes)}</td><td>${esc(b.kind)}</td><td><code>${esc(b.label)}</code>${b.source?'<br><code class=dim>'+esc(b.source)+'</code>':''}</td></tr>`;html+='</table>';}
+  showTip(ev,html);});
+ hit.addEventListener('mouseleave',()=>{cursor.setAttribute('visibility','hidden');hideTip();});
+ // Lifetimes of the buffers at the peak, largest on top.
+ const peak=m.buffers.filter(b=>b.at_peak&&b.start>=0).slice(0,40);
+ if(!peak.length)return;
+ const RH=14,GH=peak.length*RH+B;const g=el('svg',{viewBox:`0 0 ${W} ${GH}`,class:'chart'},null);
+ div.querySelector('.lifetimes').appendChild(g);
+ const bmax=Math.max(...peak.map(b=>b.bytes));
+ peak.forEach((b,i)=>{const x0=X(b.start),x1=Math.max(X(b.end+1),x0+2);
+  const bar=el('rect',{x:x0,y:i*RH+1,width:x1-x0,height:Math.max(3,(RH-2)*Math.sqrt(b.bytes/bmax)),class:'bar '+b.kind},g);
+  el('text',{x:L-6,y:i*RH+11,'text-anchor':'end'},g).textContent=human(b.bytes);
+  bar.addEventListener('mousemove',ev=>showTip(ev,`<b>${esc(b.label)}</b><br><code>${esc(b.shape)}</code> ${esc(b.kind)}, ${human(b.bytes)}<br>instruction <code>${esc(b.instruction)}</code><br>live steps ${b.start}&ndash;${b.end}<br>${b.source?'source <code>'+esc(b.source)+'</code>':'no source line in the HLO'}`));
+  bar.addEventListener('mouseleave',hideTip);});
+ el('line',{x1:L,x2:W-R,y1:peak.length*RH+2,y2:peak.length*RH+2,class:'axis'},g);
+ const px=X(m.series[m.series.length-1].peak_step+0.5);el('line',{x1:px,x2:px,y1:0,y2:peak.length*RH+2,class:'peak'},g);
+}
+document.querySelectorAll('div.module').forEach(div=>drawModule(div,DATA[+div.dataset.id]));
+document.body.dataset.rendered='yes';
+})();
+)js";
+
+std::string Page(absl::string_view title, const std::string& body, const std::string& data) {
+  return absl::StrCat("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n<title>", Html(title),
+                      "</title>\n<meta name=viewport content=\"width=device-width\">\n<style>", kStyle,
+                      "</style></head>\n<body>\n", body,
+                      "<div id=tip></div>\n<script type=\"application/json\" id=hlomem-data>", data,
+                      "</script>\n<script>", kScript, "</script>\n</body></html>\n");
+}
+
+std::string Charts() {
+  return "<h3>Live bytes over program order</h3>\n<div class=timeline></div>\n"
+         "<h3>Lifetimes of the buffers at the peak</h3>\n<div class=lifetimes></div>\n";
+}
+
+}  // namespace
+
+std::string WriteHtml(const Report& report, const WriteOptions& options) {
+  std::string body = "<h1>hlomem report</h1>\n";
+  for (const std::string& w : report.warnings) absl::StrAppend(&body, "<p class=bad>", Html(w), "</p>\n");
+  std::string data = "[";
+  int id = 0;
+  for (const ModuleReport& m : report.modules) {
+    absl::StrAppend(&body, "<h2>", Html(m.name), "</h2>\n<p class=dim>",
+                    Html(m.backend.empty() ? "backend unknown" : m.backend), ", ", Html(m.stage),
+                    m.scheduled ? ", scheduled" : ", not scheduled");
+    if (m.computed) absl::StrAppend(&body, m.exact ? ", exact" : ", estimate: ", Html(m.estimate_reason));
+    if (!m.files.empty()) absl::StrAppend(&body, "<br><code>", Html(m.files.front()), "</code>");
+    absl::StrAppend(&body, "</p>\n");
+    if (!m.computed) continue;
+    AppendSummaryTable(m, &body);
+    absl::StrAppend(&body, "<div class=module data-id=", id, ">\n", Charts(), "</div>\n");
+    AppendPeakTable(m, options, &body);
+    AppendFindings(m.findings, "Findings", &body);
+    absl::StrAppend(&data, id ? "," : "", "{\"series\":[", SeriesJs(m, m.name),
+                    "],\"buffers\":", BuffersJs(m), "}");
+    ++id;
+  }
+  data += "]";
+  return Page("hlomem report", body, data);
+}
+
+std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options) {
+  std::string body = "<h1>hlomem diff</h1>\n<p class=dim>A in grey, B in blue</p>\n";
+  std::string data = "[";
+  int id = 0;
+  for (const ModuleDiff& d : diff.modules) {
+    absl::StrAppend(&body, "<h2>", Html(d.name), "</h2>\n<table class=summary><tr><th></th><th>A</th>"
+                           "<th>B</th><th>change</th></tr>\n");
+    for (Metric metric : kMetrics) {
+      const int64_t a = SideMetric(d.a, metric);
+      const int64_t b = SideMetric(d.b, metric);
+      absl::StrAppend(&body, "<tr><td>", MetricName(metric), "</td><td class=num>", HumanBytes(a),
+                      "</td><td class=num>", HumanBytes(b), "</td><td class=num>",
+                      b - a > 0 ? "+" : "", HumanBytes(b - a), "</td></tr>\n");
+    }
+    absl::StrAppend(&body, "</table>\n");
+    std::string series;
+    if (d.a && d.a->computed) series = SeriesJs(*d.a, "A");
+    if (d.b && d.b->computed) absl::StrAppend(&series, series.empty() ? "" : ",", SeriesJs(*d.b, "B"));
+    if (!series.empty()) {
+      absl::StrAppend(&body, "<div class=module data-id=", id, ">\n", Charts(), "</div>\n");
+      const ModuleReport& last = d.b && d.b->computed ? *d.b : *d.a;
+      absl::StrAppend(&data, id ? "," : "", "{\"series\":[", series, "],\"buffers\":", BuffersJs(last), "}");
+      ++id;
+    }
+    absl::StrAppend(&body, "<h3>Buffers by change in bytes (", d.changes.size(), ")</h3>\n"
+                           "<table class=buffers><tr><th>change</th><th>A</th><th>B</th><th>status</th>"
+                           "<th>kind</th><th>shape</th><th>op_name</th><th>source</th></tr>\n");
+    int shown = 0;
+    for (const BufferChange& c : d.changes) {
+      if (shown++ == options.top) break;
+      absl::StrAppend(&body, "<tr><td class=num>", c.delta() > 0 ? "+" : "", HumanBytes(c.delta()),
+                      "</td><td class=num>", HumanBytes(c.bytes_a), "</td><td class=num>",
+                      HumanBytes(c.bytes_b), "</td><td>", ChangeKindName(c.change),
+                      c.at_peak_b ? " (at peak)" : "", "</td><td>", Html(c.kind), "</td><td><code>",
+                      Html(c.shape), "</code></td><td><code>", Html(c.op_name), "</code></td><td><code>",
+                      Html(c.source), "</code></td></tr>\n");
+    }
+    absl::StrAppend(&body, "</table>\n");
+    AppendFindings(d.new_findings, "New findings", &body);
+    AppendFindings(d.resolved_findings, "Resolved findings", &body);
+  }
+  data += "]";
+  return Page("hlomem diff", body, data);
+}
+
+}  // namespace hlomem::report

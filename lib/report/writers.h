@@ -1,0 +1,64 @@
+// Every output format of `hlomem report` and `hlomem diff`. Writers only
+// format the model (report.h, diff.h, check.h); they compute nothing.
+//   text      aligned tables for a terminal (color only when asked)
+//   json      the contract: lib/report/report.schema.json; sizes exact
+//   markdown  GitHub-flavoured, sized for $GITHUB_STEP_SUMMARY
+//   csv       one row per buffer (RFC 4180)
+//   html      one self-contained file: an interactive timeline, no network
+#ifndef HLOMEM_LIB_REPORT_WRITERS_H_
+#define HLOMEM_LIB_REPORT_WRITERS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "lib/report/check.h"
+#include "lib/report/diff.h"
+#include "lib/report/report.h"
+
+namespace hlomem::report {
+
+enum class Format : uint8_t { kText, kJson, kMarkdown, kCsv, kHtml };
+inline constexpr const char* kFormatNames[] = {"text", "json", "markdown", "csv", "html"};
+absl::StatusOr<Format> ParseFormat(absl::string_view name);
+
+struct WriteOptions {
+  int top = 10;        // rows per table
+  bool color = false;  // ANSI colors in text (only on a terminal)
+  int width = 100;     // text columns available for the timeline
+  bool json_buffers = true;
+  bool json_timeline = true;
+  int json_indent = 2;  // -1 for one line
+};
+
+std::string WriteReport(const Report& report, Format format, const WriteOptions& options);
+std::string WriteDiff(const DiffReport& diff, Format format, const WriteOptions& options);
+
+std::string WriteText(const Report& report, const WriteOptions& options);
+std::string WriteDiffText(const DiffReport& diff, const WriteOptions& options);
+std::string WriteJson(const Report& report, const WriteOptions& options);
+std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options);
+std::string WriteMarkdown(const Report& report, const WriteOptions& options);
+std::string WriteDiffMarkdown(const DiffReport& diff, const WriteOptions& options);
+std::string WriteCsv(const Report& report);
+std::string WriteDiffCsv(const DiffReport& diff);
+std::string WriteHtml(const Report& report, const WriteOptions& options);
+std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options);
+
+// `hlomem check` as a Markdown job summary (the violations, then the
+// report's summary tables).
+std::string WriteCheckMarkdown(const CheckResult& result, const Report& report,
+                               const WriteOptions& options);
+// SARIF 2.1.0 for GitHub code scanning: one result per violation (error)
+// and per finding (warning), located at the user's Python file:line.
+std::string WriteSarif(const CheckResult& result, const Report& report,
+                       const std::string& source_root, const std::string& tool_version);
+
+// Reads a report back from its JSON (a `--baseline`, or a side of `diff`):
+// the numbers, rows, timeline, live set and findings; no HLO. `origin`
+// names the input in errors.
+absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string& origin);
+
+}  // namespace hlomem::report
+
+#endif  // HLOMEM_LIB_REPORT_WRITERS_H_

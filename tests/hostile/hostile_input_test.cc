@@ -1,0 +1,393 @@
+// Hostile inputs through the real binary: each bad file alone is exit 2 and
+// an error naming it (located for HLO text); inside a directory beside a
+// good module it is a warning naming it, and the report still comes out.
+// No crash, no hang, memory bounded by the input size.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/hostile/run_hlomem.h"
+#include "tests/hostile/scratch_dir.h"
+
+namespace hlomem::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kGoodModulePath =
+    std::string(HLOMEM_TESTDATA_DIR) +
+    "/jax/argmax/module_0000.jit_argmax_both.cpu_after_optimizations.txt";
+constexpr char kGoodName[] = "module_0000.jit_argmax_both.cpu_after_optimizations.txt";
+constexpr char kBadName[] = "module_0001.hostile.cpu_after_optimizations.txt";
+
+// A scheduled module whose entry holds `body`.
+std::string EntryModule(absl::string_view body) {
+  return absl::StrCat("HloModule m, is_scheduled=true\n\nENTRY %e (p: f32[4]) -> f32[4] {\n",
+                      body, "}\n");
+}
+
+std::string NestedTuple(int depth) {
+  return absl::StrCat(std::string(static_cast<size_t>(depth), '('), "f32[]",
+                      std::string(static_cast<size_t>(depth), ')'));
+}
+
+std::string Garbage(size_t size, bool printable) {
+  std::mt19937 rng(1234);
+  std::string out(size, '\0');
+  for (char& c : out) {
+    c = static_cast<char>(printable ? 0x20 + rng() % 0x5f : rng() % 256);
+  }
+  return out;
+}
+
+struct HostileText {
+  std::string name;
+  std::string contents;
+  std::string message;  // part of the error
+  bool located = true;  // "path:line:col: error:" rather than "path: error:"
+};
+
+void PrintTo(const HostileText& c, std::ostream* os) { *os << c.name; }
+
+std::vector<HostileText> HostileTexts() {
+  const std::string param = "  %p = f32[4]{0} parameter(0)\n";
+  const std::string root = "  ROOT %n = f32[4]{0} negate(%p)\n";
+  const std::string huge = "4611686018427387904";  // 2^62
+  return {
+      {"empty", "", "file is empty", false},
+      {"only_whitespace", "\n \t\n\r\n", "file is empty", false},
+      {"binary_garbage", Garbage(4096, false), "error", false},
+      {"text_garbage", Garbage(4096, true), "error"},
+      {"header_only", "HloModule m\n", "module has no computations"},
+      {"cut_mid_instruction", EntryModule(param).substr(0, 80), "unbalanced '{'"},
+      {"unterminated_string",
+       EntryModule(param + "  ROOT %n = f32[4]{0} negate(%p), metadata={op_name=\"abc"),
+       "unterminated string"},
+      {"unbalanced_brackets", EntryModule(param + "  ROOT %n = f32[4]{0} negate(%p), x={{{\n"),
+       "unbalanced"},
+      {"tuple_nested_1e5_deep",
+       EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(100000), " parameter(0)\n")),
+       "nesting deeper than 1000 levels (--max-nesting-depth raises the limit)"},
+      {"computation_calls_itself",
+       "HloModule m\n%c (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+       "  ROOT %r = f32[] call(%x), to_apply=%c\n}\n"
+       "ENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+       "  ROOT %y = f32[] call(%p), to_apply=%c\n}\n",
+       "call cycle"},
+      {"computations_call_each_other",
+       "HloModule m\n%a (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+       "  ROOT %r = f32[] call(%x), to_apply=%b\n}\n"
+       "%b (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+       "  ROOT %r = f32[] call(%x), to_apply=%a\n}\n"
+       "ENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+       "  ROOT %y = f32[] call(%p), to_apply=%a\n}\n",
+       "call cycle"},
+      {"operand_cycle",
+       EntryModule(param + "  %a = f32[4]{0} add(%b, %p)\n  %b = f32[4]{0} add(%a, %p)\n" +
+                   "  ROOT %n = f32[4]{0} negate(%b)\n"),
+       "depends on itself"},
+      {"operand_is_itself", EntryModule(param + "  ROOT %n = f32[4]{0} add(%n, %p)\n"),
+       "depends on itself"},
+      {"undefined_operand", EntryModule(param + "  ROOT %n = f32[4]{0} negate(%q)\n"),
+       "undefined instruction 'q'"},
+      {"undefined_computation",
+       EntryModule(param + "  ROOT %n = f32[4]{0} call(%p), to_apply=%nowhere\n"),
+       "computation 'nowhere' is not defined"},
+      {"duplicate_instruction",
+       EntryModule(param + "  %p = f32[4]{0} parameter(1)\n" + root), "already defined"},
+      {"duplicate_computation",
+       "HloModule m\n%c (x: f32[]) -> f32[] {\n  ROOT %x = f32[] parameter(0)\n}\n"
+       "%c (x: f32[]) -> f32[] {\n  ROOT %x = f32[] parameter(0)\n}\n"
+       "ENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+       "  ROOT %y = f32[] call(%p), to_apply=%c\n}\n",
+       "computation 'c' is already defined"},
+      {"duplicate_parameter_number",
+       EntryModule(param + "  %q = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} add(%p, %q)\n"),
+       "parameter number 0 is already used"},
+      {"tuple_index_out_of_range",
+       EntryModule(param + "  %t = (f32[4]{0}) tuple(%p)\n" +
+                   "  ROOT %g = f32[4]{0} get-tuple-element(%t), index=7\n"),
+       "out of range"},
+      {"dimension_bytes_overflow",
+       EntryModule(absl::StrCat("  ROOT %p = f32[", huge, ",", huge, "]{1,0} parameter(0)\n")),
+       "more than 2^63 elements"},
+      {"array_bytes_overflow",
+       EntryModule(absl::StrCat("  ROOT %p = f32[", huge, "]{0} parameter(0)\n")),
+       "overflows 64 bits"},
+      {"total_bytes_overflow",
+       EntryModule(absl::StrCat("  %p = s8[", huge, "]{0} parameter(0)\n", "  %q = s8[", huge,
+                                "]{0} parameter(1)\n", "  ROOT %t = (s8[", huge, "]{0}, s8[",
+                                huge, "]{0}) tuple(%p, %q)\n")),
+       "more than 4 EiB"},
+      {"dimension_too_large_for_int64",
+       EntryModule("  ROOT %p = f32[99999999999999999999]{0} parameter(0)\n"),
+       "integer is too large"},
+      {"negative_dimension", EntryModule("  ROOT %p = f32[-4]{0} parameter(0)\n"),
+       "negative dimension size -4"},
+      {"layout_not_a_permutation", EntryModule("  ROOT %p = f32[2,3]{0,0} parameter(0)\n"),
+       "not a permutation"},
+      {"layout_rank_mismatch", EntryModule("  ROOT %p = f32[2,3]{2,1,0} parameter(0)\n"),
+       "layout has 3 dimensions but the shape has rank 2"},
+      {"layout_zero_tile", EntryModule("  ROOT %p = f32[2,3]{1,0:T(0,128)} parameter(0)\n"),
+       "invalid tile dimension 0"},
+      {"layout_negative_memory_space",
+       EntryModule("  ROOT %p = f32[2,3]{1,0:S(-1)} parameter(0)\n"), "negative memory space"},
+      {"layout_garbage", EntryModule("  ROOT %p = f32[2,3]{1,0:Q} parameter(0)\n"),
+       "unexpected character in layout"},
+      {"unknown_element_type", EntryModule("  ROOT %p = f33[4]{0} parameter(0)\n"),
+       "unknown element type 'f33'"},
+      {"elided_operands", EntryModule(param + "  ROOT %n = f32[4]{0} add(...)\n"),
+       "elided operands"},
+      {"compact_operand_past_tuple_end",
+       EntryModule(param + "  %t = (f32[4]{0}) tuple(%p)\n  ROOT %n = f32[4]{0} negate(t#3)\n"),
+       "indexes past the end of a tuple"},
+  };
+}
+
+void ExpectBounded(const RunResult& run, int64_t input_bytes) {
+  EXPECT_FALSE(run.timed_out) << run.output;
+  EXPECT_EQ(run.signal, 0) << run.output;
+  EXPECT_LE(run.max_rss_bytes, MemoryBound(input_bytes));
+}
+
+class HostileTextTest : public ::testing::TestWithParam<HostileText> {};
+
+TEST_P(HostileTextTest, AloneIsExit2AndAnErrorNamingTheFile) {
+  const HostileText& c = GetParam();
+  ScratchDir dir;
+  const std::string path = dir.Write(c.name + ".hlo", c.contents);
+  const RunResult run = RunHlomem({"parse", path});
+  ExpectBounded(run, static_cast<int64_t>(c.contents.size()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  if (c.located) {
+    EXPECT_TRUE(HasLocatedError(run.output, path)) << run.output;
+  } else {
+    EXPECT_TRUE(HasErrorFor(run.output, path)) << run.output;
+  }
+  EXPECT_THAT(run.output, HasSubstr(c.message));
+}
+
+TEST_P(HostileTextTest, BesideAGoodModuleIsAWarningNamingTheFile) {
+  const HostileText& c = GetParam();
+  ScratchDir dir;
+  dir.Write(kGoodName, ReadFileOrDie(kGoodModulePath));
+  const std::string bad = dir.Write(kBadName, c.contents);
+  const RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  ExpectBounded(run, static_cast<int64_t>(c.contents.size()));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+  EXPECT_THAT(run.output, HasSubstr(bad + ": warning: module skipped"));
+  EXPECT_TRUE(HasErrorFor(run.output, bad)) << run.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, HostileTextTest, ::testing::ValuesIn(HostileTexts()),
+                         [](const ::testing::TestParamInfo<HostileText>& param) {
+                           return param.param.name;
+                         });
+
+// Dumps of large models put megabytes on one line; a whole module on a
+// single 100 MB line must parse in memory proportional to it, and an error
+// on it must not echo the line.
+TEST(HostileInputTest, SingleHundredMegabyteLine) {
+  ScratchDir dir;
+  const std::string head =
+      "HloModule big, is_scheduled=true ENTRY %e (p: f32[4]) -> f32[4] { "
+      "%p = f32[4]{0} parameter(0) ROOT %n = f32[4]{0} negate(%p), metadata={op_name=\"";
+  std::string text = head;
+  text.append(size_t{100} << 20, 'a');
+  const std::string good = dir.Write("big.hlo", absl::StrCat(text, "\"} }"));
+  RunResult run = RunHlomem({"parse", good});
+  ExpectBounded(run, static_cast<int64_t>(text.size()));
+  EXPECT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
+  EXPECT_THAT(run.output, HasSubstr("module big: 1 computations, 2 instructions"));
+
+  const std::string cut = dir.Write("cut.hlo", text);  // the string never closes
+  run = RunHlomem({"parse", cut});
+  ExpectBounded(run, static_cast<int64_t>(text.size()));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(HasLocatedError(run.output, cut)) << run.output.substr(0, 2000);
+  EXPECT_THAT(run.output, HasSubstr("unterminated string"));
+  EXPECT_LT(run.output.size(), 4096u);
+}
+
+TEST(HostileInputTest, GoodModuleAloneStillReports) {
+  const RunResult run = RunHlomem({"report", "--no-color", kGoodModulePath});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, Not(HasSubstr("warning")));
+}
+
+// ---- the file system -------------------------------------------------------
+
+TEST(HostileFileSystemTest, UnreadableFile) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+  ScratchDir dir;
+  dir.Write(kGoodName, ReadFileOrDie(kGoodModulePath));
+  const std::string bad = dir.Write(kBadName, ReadFileOrDie(kGoodModulePath));
+  ASSERT_EQ(::chmod(bad.c_str(), 0), 0);
+
+  RunResult run = RunHlomem({"parse", bad});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(HasErrorFor(run.output, bad)) << run.output;
+
+  run = RunHlomem({"report", "--no-color", dir.path()});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(bad + ": warning:"));
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+}
+
+// What root cannot read either: a link to nowhere, a directory where a file
+// should be.
+TEST(HostileFileSystemTest, DanglingLinkAndDirectoryInPlaceOfAFile) {
+  ScratchDir dir;
+  dir.Write(kGoodName, ReadFileOrDie(kGoodModulePath));
+  const std::string dangling = dir.path() + "/" + kBadName;
+  ASSERT_EQ(::symlink("/nonexistent/target", dangling.c_str()), 0);
+  const std::string directory =
+      dir.path() + "/module_0002.directory.cpu_after_optimizations.txt";
+  ASSERT_EQ(::mkdir(directory.c_str(), 0755), 0);
+
+  for (const std::string& bad : {dangling, directory}) {
+    const RunResult run = RunHlomem({"parse", bad});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_TRUE(HasErrorFor(run.output, bad)) << run.output;
+  }
+  const RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(dangling + ": warning:"));
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+}
+
+TEST(HostileFileSystemTest, SymlinkLoops) {
+  ScratchDir dir;
+  dir.Write(kGoodName, ReadFileOrDie(kGoodModulePath));
+  ASSERT_EQ(::symlink(".", (dir.path() + "/again").c_str()), 0);
+  ASSERT_EQ(::mkdir((dir.path() + "/sub").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("..", (dir.path() + "/sub/back").c_str()), 0);
+  const std::string a = dir.path() + "/module_0001.a.cpu_after_optimizations.txt";
+  const std::string b = dir.path() + "/module_0002.b.cpu_after_optimizations.txt";
+  ASSERT_EQ(::symlink(b.c_str(), a.c_str()), 0);
+  ASSERT_EQ(::symlink(a.c_str(), b.c_str()), 0);
+
+  RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  ExpectBounded(run, 0);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+  EXPECT_THAT(run.output, HasSubstr(a + ": warning:"));
+
+  run = RunHlomem({"parse", a});
+  ExpectBounded(run, 0);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(HasErrorFor(run.output, a)) << run.output;
+}
+
+TEST(HostileFileSystemTest, ThousandsOfFiles) {
+  ScratchDir dir;
+  dir.Write(kGoodName, ReadFileOrDie(kGoodModulePath));
+  for (int i = 0; i < 3000; ++i) dir.Write(absl::StrCat("notes_", i, ".txt"), "not a dump\n");
+  for (int i = 1; i <= 1000; ++i) {
+    dir.Write(absl::StrFormat("module_%04d.empty.cpu_after_optimizations.txt", i), "");
+  }
+  const RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  ExpectBounded(run, 0);
+  EXPECT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+  EXPECT_THAT(run.output,
+              HasSubstr(dir.path() + "/module_1000.empty.cpu_after_optimizations.txt: error: "
+                                     "file is empty"));
+}
+
+TEST(HostileFileSystemTest, NonUtf8FileNames) {
+  ScratchDir dir;
+  const std::string good_name = "module_0000.\xff\xfe\x80.cpu_after_optimizations.txt";
+  const std::string bad_name = "module_0001.\xc3\x28.cpu_after_optimizations.txt";
+  dir.Write(good_name, ReadFileOrDie(kGoodModulePath));
+  const std::string bad = dir.Write(bad_name, "HloModule broken\nENTRY {\n");
+  RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+  EXPECT_THAT(run.output, HasSubstr(bad + ": warning: module skipped"));
+
+  // JSON must stay valid UTF-8 whatever the names.
+  run = RunHlomem({"report", "--format", "json", "-o", dir.path() + "/out.json", dir.path()});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const std::string json = ReadFileOrDie(dir.path() + "/out.json");
+  EXPECT_THAT(json, HasSubstr("jit_argmax_both"));
+  for (size_t i = 0; i < json.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(json[i]);
+    if (c < 0x80) continue;
+    // A lead byte and its continuation bytes.
+    const size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    ASSERT_NE(length, 0u) << "stray continuation byte at " << i;
+    ASSERT_LE(i + length, json.size());
+    for (size_t k = 1; k < length; ++k) {
+      ASSERT_EQ(static_cast<unsigned char>(json[i + k]) & 0xc0, 0x80) << "at " << i;
+    }
+    i += length - 1;
+  }
+}
+
+// ---- resource guards ---------------------------------------------------------
+
+TEST(ResourceGuardTest, MaxElementsIsAClearErrorAndCanBeRaised) {
+  ScratchDir dir;
+  std::string body = "  %p = f32[4]{0} parameter(0)\n";
+  for (int i = 0; i < 199; ++i) {
+    absl::StrAppend(&body, "  %n", i, " = f32[4]{0} negate(%", i == 0 ? "p" : absl::StrCat("n", i - 1),
+                    ")\n");
+  }
+  absl::StrAppend(&body, "  ROOT %r = f32[4]{0} negate(%n198)\n");
+  const std::string path = dir.Write("many.hlo", EntryModule(body));
+
+  RunResult run = RunHlomem({"report", "--max-elements", "100", path});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(HasLocatedError(run.output, path)) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("more than 100 elements"));
+  EXPECT_THAT(run.output, HasSubstr("--max-elements raises the limit"));
+
+  run = RunHlomem({"parse", "--max-elements", "201", path});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  run = RunHlomem({"parse", "--max-elements", "0", path});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+}
+
+TEST(ResourceGuardTest, MaxNestingDepthIsAClearErrorAndCanBeRaised) {
+  ScratchDir dir;
+  const std::string path = dir.Write(
+      "deep.hlo", EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1500), " parameter(0)\n")));
+  RunResult run = RunHlomem({"report", path});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(HasLocatedError(run.output, path)) << run.output.substr(0, 2000);
+  EXPECT_THAT(run.output, HasSubstr("--max-nesting-depth raises the limit"));
+
+  run = RunHlomem({"report", "--format", "json", "--max-nesting-depth", "1600", path});
+  EXPECT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
+  run = RunHlomem({"report", "--max-nesting-depth", "2001", path});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--max-nesting-depth"));
+}
+
+// The deepest nesting the flag allows must not exhaust the stack anywhere:
+// parser, verifier, analysis, writers.
+TEST(ResourceGuardTest, DeepestAllowedNestingRunsToTheEnd) {
+  ScratchDir dir;
+  const std::string path = dir.Write(
+      "deepest.hlo", EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1990), " parameter(0)\n")));
+  for (const char* format : {"text", "json"}) {
+    const RunResult run =
+        RunHlomem({"report", "--format", format, "--max-nesting-depth", "2000", path});
+    EXPECT_FALSE(run.timed_out);
+    EXPECT_EQ(run.signal, 0);
+    EXPECT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
+  }
+}
+
+}  // namespace
+}  // namespace hlomem::testing

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Print the README's performance table: for each HLO text file, `cat`,
+`hlomem parse` and `hlomem report --format json` side by side, and XLA's own
+parser when jaxlib is importable.
+
+Usage:
+  .venv-jax-0.12.0.1/bin/python tools/perf/figures.py [--runs 5] \
+      [--hlomem build/cmd/hlomem/hlomem] [--xla-max-mb 150] FILE...
+
+Columns: input size; `cat FILE > /dev/null` seconds; hlomem parse seconds,
+MB/s and the ratio to cat; hlomem report seconds (parse, buffer assignment,
+detectors, JSON written to /dev/null) and its peak RSS, also as a multiple of
+the input size; XLA's parser seconds (in-process, text already in memory;
+skipped above --xla-max-mb, where it needs many GB) and how many times
+slower than `hlomem parse` it is. Times are medians of --runs runs with a
+warm page cache; RSS is the largest ru_maxrss over the runs.
+"""
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perf_common  # noqa: E402
+
+
+def main():
+    ap = perf_common.argument_parser(__doc__)
+    ap.add_argument("--xla-max-mb", type=float, default=150)
+    args = ap.parse_args()
+    has_xla = perf_common.xla_parser() is not None
+    print("%s, %d cores, median of %d runs\n" % (platform.processor() or platform.machine(),
+                                                 os.cpu_count(), args.runs))
+    print("| file | MB | cat s | parse s | parse MB/s | parse / cat | report s | report RSS "
+          "| RSS / input | XLA parse s | XLA / hlomem parse |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for path in args.files:
+        size = os.path.getsize(path)
+        cat, _ = perf_common.measure(["cat", path], args.runs)
+        parse, _ = perf_common.measure([args.hlomem, "parse", path], args.runs)
+        report, rss = perf_common.measure(
+            [args.hlomem, "report", "--format", "json", "-o", "/dev/null", path], args.runs)
+        xla_cells = ["n/a", "n/a"]
+        if has_xla and perf_common.mb(size) <= args.xla_max_mb:
+            xla = perf_common.measure_xla(path, args.runs)
+            xla_cells = ["%.2f" % xla, "%.1fx" % (xla / parse)]
+        print("| %s | %.0f | %.3f | %.3f | %.0f | %.1fx | %.2f | %.0f MB | %.2fx | %s |" % (
+            os.path.basename(path), perf_common.mb(size), cat, parse,
+            perf_common.mb(size) / parse, parse / cat, report, perf_common.mb(rss),
+            rss / size, " | ".join(xla_cells)))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

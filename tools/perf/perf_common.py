@@ -1,0 +1,71 @@
+"""Timing helpers shared by the perf scripts (standard library only).
+
+Wall times are medians over runs with a warm page cache (one untimed run
+first); peak RSS is the child's ru_maxrss from wait4, the largest over runs.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import time
+
+DEFAULT_HLOMEM = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "build", "cmd", "hlomem", "hlomem")
+
+
+def run_once(cmd):
+    """(wall seconds, peak RSS bytes) of one run of `cmd`, output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (" ".join(cmd), proc.returncode, err[-2000:]))
+    return wall, usage.ru_maxrss * 1024
+
+
+def measure(cmd, runs):
+    """(median wall seconds, max peak RSS bytes) over `runs` runs after a warm-up."""
+    run_once(cmd)
+    results = [run_once(cmd) for _ in range(runs)]
+    return statistics.median(r[0] for r in results), max(r[1] for r in results)
+
+
+def xla_parser():
+    """jaxlib's binding of XLA's HLO text parser (hlo_module_from_text), or None."""
+    try:
+        from jax._src.lib import hlo  # jaxlib._hlo, as jax itself imports it
+        return hlo.hlo_module_from_text
+    except (ImportError, AttributeError):
+        return None
+
+
+def measure_xla(path, runs):
+    """Median seconds XLA's parser takes on the file's text (reading excluded)."""
+    parse = xla_parser()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    parse(text)  # warm-up
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        module = parse(text)
+        times.append(time.perf_counter() - start)
+        del module
+    return statistics.median(times)
+
+
+def mb(nbytes):
+    return nbytes / 1e6
+
+
+def argument_parser(doc):
+    """The options every perf script takes: FILE..., --runs, --hlomem."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--hlomem", default=DEFAULT_HLOMEM)
+    return ap
