@@ -4,8 +4,10 @@
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+# libclang-rt-14-dev (libFuzzer, clang's sanitizer runtimes) is only
+# recommended by clang, and recommends are not installed here.
 PACKAGES=(
-  cmake ninja-build g++ clang pkg-config zlib1g-dev
+  cmake ninja-build g++ clang libclang-rt-14-dev pkg-config zlib1g-dev
   libabsl-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev

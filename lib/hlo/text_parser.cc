@@ -16,10 +16,20 @@ namespace {
 bool IsNameStart(char c) {
   return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
-bool IsNameChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-         c == '.' || c == '-';
+// [A-Za-z0-9_.-], by table: names are most of what the parser reads.
+struct NameCharTable {
+  bool of[256];
+};
+constexpr NameCharTable MakeNameCharTable() {
+  NameCharTable table{};
+  for (int c = 0; c < 256; ++c) {
+    table.of[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+  }
+  return table;
 }
+constexpr NameCharTable kNameChar = MakeNameCharTable();
+bool IsNameChar(char c) { return kNameChar.of[static_cast<unsigned char>(c)]; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Byte classes for the scanning loops, which step over runs of bytes that
@@ -970,8 +980,9 @@ class TextParser {
         module_->operand_pool[c.slot] = known->second;
         continue;
       }
+      // kNoId: the name of the instruction being parsed, not defined yet.
       auto base = instruction_ids_.find(c.base);
-      if (base == instruction_ids_.end()) {
+      if (base == instruction_ids_.end() || base->second == kNoId) {
         return Error(c.where, absl::StrCat("compact operand '", c.text,
                                            "' refers to an instruction not defined before it"));
       }

@@ -158,7 +158,61 @@ absl::Status VerifyTotalBufferBytes(const Module& m) {
   return absl::OkStatus();
 }
 
+// The fewest operands XLA gives the opcodes whose operands the engine
+// reads by position (operand 0 of a bitcast, the update of a
+// dynamic-update-slice, ...).
+size_t MinOperandCount(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kBitcast:
+    case Opcode::kBitcastConvert:
+    case Opcode::kBroadcast:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kAllGatherStart:
+    case Opcode::kConvert:
+    case Opcode::kCopy:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+      return 1;
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kRaggedAllToAll:
+    case Opcode::kSetDimensionSize:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+// Operand counts and operand references that analysis follows blindly.
+absl::Status VerifyOperands(const Module& m, InstrId i) {
+  const Instruction& instr = m.instr(i);
+  const size_t count = m.operands(i).size();
+  if (count < MinOperandCount(instr.opcode)) {
+    return m.InstructionError(i, absl::StrCat(OpcodeName(instr.opcode), " needs at least ",
+                                              MinOperandCount(instr.opcode), " operand(s), has ",
+                                              count));
+  }
+  const Shape& shape = m.shapes.get(instr.shape);
+  if (instr.opcode == Opcode::kTuple && shape.is_tuple() &&
+      shape.tuple_elements.size() != count) {
+    return m.InstructionError(i, absl::StrCat("tuple has ", count, " operands but its shape ",
+                                              shape.tuple_elements.size(), " elements"));
+  }
+  for (const OutputOperandAlias& alias : m.output_operand_aliases(i)) {
+    if (alias.operand < 0 || static_cast<size_t>(alias.operand) >= count ||
+        !m.shapes.Subshape(m.instr(m.operands(i)[static_cast<size_t>(alias.operand)]).shape,
+                           alias.operand_index) ||
+        !m.shapes.Subshape(instr.shape, alias.output_index)) {
+      return m.InstructionError(
+          i, absl::StrCat("output_to_operand_aliasing names operand ", alias.operand, " at ",
+                          ShapeIndexToString(alias.operand_index), " for output ",
+                          ShapeIndexToString(alias.output_index), ", which do not exist"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status VerifyInstruction(const Module& m, InstrId i) {
+  HLOMEM_RETURN_IF_ERROR(VerifyOperands(m, i));
   const Instruction& instr = m.instr(i);
   const auto needs = [&](CallRole role, absl::string_view attribute) -> absl::Status {
     if (m.callee(i, role) == kNoId) {

@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/file_contents.h"
+#include "lib/hlo/proto_reader.h"
 #include "lib/hlo/text_parser.h"
 #include "lib/hlo/verifier.h"
 #include "tests/fuzz/fuzz_targets.h"
@@ -44,48 +47,77 @@ TEST(RegressTest, EveryInputReplaysThroughItsFuzzTarget) {
   EXPECT_GT(replayed, 0);
 }
 
-// What each HLO regression input must produce now; "" means it is valid.
+// What each HLO regression input must produce now, by "<target>/<file>";
+// "" means the input is a valid module.
 const std::map<std::string, std::string>& ExpectedHloDiagnostics() {
   static const auto* expected = new std::map<std::string, std::string>{
       // CheckedMul(dims) fit, then `bytes += 4 * rank` for the dynamic
       // dimension sizes overflowed.
-      {"dynamic_dims_size_overflow.hlo", "3:12: error: invalid shape: shape's byte size overflows"},
+      {"hlo_text/dynamic_dims_size_overflow.hlo",
+       ":3:12: error: invalid shape: shape's byte size overflows"},
       // RoundUpTo(dim, tile) overflowed before the product was checked.
-      {"tile_round_up_overflow.hlo", "3:12: error: invalid shape: padded shape size overflows"},
-      {"tail_padding_round_up_overflow.hlo",
-       "3:12: error: invalid shape: padded shape size overflows"},
+      {"hlo_text/tile_round_up_overflow.hlo",
+       ":3:12: error: invalid shape: padded shape size overflows"},
+      {"hlo_text/tail_padding_round_up_overflow.hlo",
+       ":3:12: error: invalid shape: padded shape size overflows"},
       // (bits + 7) / 8 overflowed for E(n) layouts near 2^63 bits.
-      {"packed_element_bits_round_up_overflow.hlo", ""},
+      {"hlo_text/packed_element_bits_round_up_overflow.hlo", ""},
       // Valid shapes whose sizes summed past 2^63 in buffer assignment.
-      {"total_buffer_bytes_overflow.hlo", "5:3: error: the module's buffers add up to more than"},
-      {"zero_tile_dimension.hlo", "3:12: error: invalid shape: invalid tile dimension 0"},
-      {"negative_memory_space.hlo", "3:12: error: invalid shape: negative memory space"},
+      {"hlo_text/total_buffer_bytes_overflow.hlo",
+       ":5:3: error: the module's buffers add up to more than"},
+      {"hlo_text/zero_tile_dimension.hlo", ":3:12: error: invalid shape: invalid tile dimension 0"},
+      {"hlo_text/negative_memory_space.hlo", ":3:12: error: invalid shape: negative memory space"},
+      // `t = tuple(t#0)`: the compact operand's base was the instruction
+      // being parsed, whose id is not assigned yet (read as index 2^32-1).
+      {"hlo_text/compact_operand_names_its_own_instruction.hlo",
+       ":3:26: error: compact operand 't#0' refers to an instruction not defined before it"},
+      // A bitcast with no operand in a while body: the loop-carried-copy
+      // detector read its operand 0.
+      {"hlo_proto/bitcast_without_operand.hlo.pb",
+       ": error: instruction 'bitcast.46': bitcast needs at least 1 operand(s), has 0"},
   };
   return *expected;
 }
 
+absl::Status ParseAndVerify(const std::string& target, const std::string& name,
+                            const std::string& bytes) {
+  std::vector<hlo::Module> modules;
+  if (target == "hlo_text") {
+    absl::StatusOr<std::vector<hlo::Module>> parsed = hlo::ParseHloString(bytes, name);
+    if (!parsed.ok()) return parsed.status();
+    modules = std::move(*parsed);
+  } else {
+    absl::StatusOr<hlo::ProtoReadResult> read =
+        hlo::ReadHloProto(FileContents::FromString(name, bytes));
+    if (!read.ok()) return read.status();
+    modules.push_back(std::move(read->module));
+  }
+  for (const hlo::Module& m : modules) {
+    absl::Status verified = hlo::VerifyModule(m);
+    if (!verified.ok()) return verified;
+  }
+  return absl::OkStatus();
+}
+
 TEST(RegressTest, HloInputsGiveTheirDiagnostics) {
-  const std::vector<std::filesystem::path> files = FilesUnder(kRegressDir / "hlo_text");
-  ASSERT_FALSE(files.empty());
-  for (const std::filesystem::path& file : files) {
-    const std::string name = file.filename().string();
-    SCOPED_TRACE(name);
-    auto expected = ExpectedHloDiagnostics().find(name);
-    ASSERT_NE(expected, ExpectedHloDiagnostics().end()) << "add the expected diagnostic";
-    absl::StatusOr<std::vector<hlo::Module>> modules =
-        hlo::ParseHloString(ReadFileOrDie(file.string()), name);
-    absl::Status status = modules.status();
-    if (modules.ok()) {
-      for (const hlo::Module& m : *modules) {
-        if (status.ok()) status = hlo::VerifyModule(m);
+  int checked = 0;
+  for (const std::string target : {"hlo_text", "hlo_proto"}) {
+    for (const std::filesystem::path& file : FilesUnder(kRegressDir / target)) {
+      const std::string name = file.filename().string();
+      const std::string key = target + "/" + name;
+      SCOPED_TRACE(key);
+      auto expected = ExpectedHloDiagnostics().find(key);
+      ASSERT_NE(expected, ExpectedHloDiagnostics().end()) << "add the expected diagnostic";
+      const absl::Status status = ParseAndVerify(target, name, ReadFileOrDie(file.string()));
+      if (expected->second.empty()) {
+        EXPECT_TRUE(status.ok()) << status;
+      } else {
+        EXPECT_THAT(std::string(status.message()), HasSubstr(name + expected->second));
       }
-    }
-    if (expected->second.empty()) {
-      EXPECT_TRUE(status.ok()) << status;
-    } else {
-      EXPECT_THAT(std::string(status.message()), HasSubstr(name + ":" + expected->second));
+      ++checked;
     }
   }
+  EXPECT_EQ(checked, static_cast<int>(ExpectedHloDiagnostics().size()));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 """Timing helpers shared by the perf scripts (standard library only).
 
 Wall times are medians over runs with a warm page cache (one untimed run
-first); peak RSS is the child's ru_maxrss from wait4, the largest over runs.
+first); peak RSS is the largest over runs, from /usr/bin/time -f %M.
 """
 import argparse
 import os
@@ -14,17 +14,21 @@ DEFAULT_HLOMEM = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 
 
 def run_once(cmd):
-    """(wall seconds, peak RSS bytes) of one run of `cmd`, output discarded."""
+    """(wall seconds, peak RSS bytes) of one run of `cmd`, output discarded.
+
+    The peak comes from /usr/bin/time: a child forked from this (possibly
+    jaxlib-laden) interpreter would report the interpreter's pages too.
+    """
+    timed = ["/usr/bin/time", "-f", "%M"] + cmd if os.path.exists("/usr/bin/time") else cmd
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(timed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         raise RuntimeError("%s failed (exit %d): %s" % (" ".join(cmd), proc.returncode, err[-2000:]))
-    return wall, usage.ru_maxrss * 1024
+    if timed is cmd:
+        return wall, 0
+    return wall, int(err.strip().splitlines()[-1]) * 1024
 
 
 def measure(cmd, runs):
