@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/analysis/dataflow.h"
+#include "lib/base/memory_stats.h"
 #include "lib/hlo/module.h"
 
 namespace hlomem::analysis {
@@ -65,19 +66,8 @@ struct Allocation {
   bool is_readonly() const { return (is_parameter && !aliased_with_output) || is_constant; }
 };
 
-struct AssignmentStats {
-  int64_t total_bytes = 0;       // "Total bytes used"
-  int64_t argument_bytes = 0;    // memory_analysis().argument_size_in_bytes
-  int64_t output_bytes = 0;      // output_size_in_bytes
-  int64_t alias_bytes = 0;       // alias_size_in_bytes
-  int64_t temp_bytes = 0;        // temp_size_in_bytes
-  int64_t constant_bytes = 0;
-  int64_t thread_local_bytes = 0;
-  // Host-memory-space (S(5)) parts, as memory_analysis() splits them.
-  int64_t host_argument_bytes = 0;
-  int64_t host_output_bytes = 0;
-  int64_t host_alias_bytes = 0;
-  int64_t host_temp_bytes = 0;
+struct AssignmentStats : MemoryStats {
+  int64_t total_bytes = 0;        // "Total bytes used"
   int64_t peak_memory_bytes = 0;  // XLA's ComputePeakMemory equivalent
   int64_t heap_bytes = 0;          // temp heap before tuple tables are appended
   int64_t heap_lower_bound = 0;    // no-fragmentation peak of the heap's values

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/base/memory_stats.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -89,17 +90,7 @@ struct XlaLiveRange {
 
 // Sums in the sense of jax's Compiled.memory_analysis() (engine.md §6):
 // device fields exclude host-color allocations, which go to host_*.
-struct XlaMemoryStats {
-  int64_t argument_bytes = 0;  // entry-parameter allocations
-  int64_t output_bytes = 0;    // maybe-live-out allocations
-  int64_t alias_bytes = 0;     // parameter allocations that are live out
-  int64_t temp_bytes = 0;      // preallocated-temp allocations
-  int64_t constant_bytes = 0;
-  int64_t thread_local_bytes = 0;
-  int64_t host_argument_bytes = 0;
-  int64_t host_output_bytes = 0;
-  int64_t host_alias_bytes = 0;
-  int64_t host_temp_bytes = 0;
+struct XlaMemoryStats : MemoryStats {
   int64_t total_allocation_bytes = 0;  // every allocation, host included
 };
 

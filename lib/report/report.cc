@@ -27,17 +27,8 @@ MemoryNumbers FromAssignment(const analysis::BufferAssignment& a,
                              const analysis::MemoryProfile& profile) {
   const analysis::AssignmentStats& st = a.stats();
   MemoryNumbers n;
+  static_cast<MemoryStats&>(n) = st;
   n.total_bytes = st.total_bytes;
-  n.argument_bytes = st.argument_bytes;
-  n.output_bytes = st.output_bytes;
-  n.alias_bytes = st.alias_bytes;
-  n.temp_bytes = st.temp_bytes;
-  n.constant_bytes = st.constant_bytes;
-  n.thread_local_bytes = st.thread_local_bytes;
-  n.host_argument_bytes = st.host_argument_bytes;
-  n.host_output_bytes = st.host_output_bytes;
-  n.host_alias_bytes = st.host_alias_bytes;
-  n.host_temp_bytes = st.host_temp_bytes;
   n.peak_live_bytes = profile.peak_live_bytes;
   n.fragmentation_bytes = profile.fragmentation_bytes;
   n.peak_memory_bytes = st.peak_memory_bytes;
@@ -47,17 +38,8 @@ MemoryNumbers FromAssignment(const analysis::BufferAssignment& a,
 MemoryNumbers FromXla(const dump::XlaBufferAssignment& xla) {
   const dump::XlaMemoryStats st = xla.Stats();
   MemoryNumbers n;
+  static_cast<MemoryStats&>(n) = st;
   n.total_bytes = xla.total_bytes.value_or(xla.SumOfAllocationSizes());
-  n.argument_bytes = st.argument_bytes;
-  n.output_bytes = st.output_bytes;
-  n.alias_bytes = st.alias_bytes;
-  n.temp_bytes = st.temp_bytes;
-  n.constant_bytes = st.constant_bytes;
-  n.thread_local_bytes = st.thread_local_bytes;
-  n.host_argument_bytes = st.host_argument_bytes;
-  n.host_output_bytes = st.host_output_bytes;
-  n.host_alias_bytes = st.host_alias_bytes;
-  n.host_temp_bytes = st.host_temp_bytes;
   return n;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/analysis/memory_profile.h"
+#include "lib/base/memory_stats.h"
 #include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
 
@@ -26,18 +27,8 @@ namespace hlomem::report {
 // compatible.
 inline constexpr int kSchemaVersion = 1;
 
-struct MemoryNumbers {
+struct MemoryNumbers : MemoryStats {
   int64_t total_bytes = 0;
-  int64_t argument_bytes = 0;
-  int64_t output_bytes = 0;
-  int64_t alias_bytes = 0;
-  int64_t temp_bytes = 0;
-  int64_t constant_bytes = 0;
-  int64_t thread_local_bytes = 0;
-  int64_t host_argument_bytes = 0;
-  int64_t host_output_bytes = 0;
-  int64_t host_alias_bytes = 0;
-  int64_t host_temp_bytes = 0;
   std::optional<int64_t> peak_live_bytes;
   std::optional<int64_t> fragmentation_bytes;
   std::optional<int64_t> peak_memory_bytes;  // memory_analysis()'s peak
