@@ -1,13 +1,12 @@
 // Runs the hlomem binary as a user would and checks what it prints, its exit
 // codes and the files it writes.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
+#include "tests/common/run_command.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -15,47 +14,33 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
-
 // Runs `hlomem ARGS` with stderr merged into stdout.
-CommandResult Hlomem(const std::string& args) {
-  const std::string command = std::string(HLOMEM_BINARY) + " " + args + " 2>&1";
-  CommandResult run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+hlomem::testing::CommandOutput Hlomem(const std::string& args) {
+  return hlomem::testing::RunCommand(std::string(HLOMEM_BINARY) + " " + args + " 2>&1");
 }
 
 const std::string kTestdata = HLOMEM_TESTDATA_DIR;
 const std::string kSeedGrads = kTestdata + "/jax/seed_gather_grad_int32_grads";
 
 TEST(CliTest, VersionNamesTheSchema) {
-  const CommandResult run = Hlomem("--version");
+  const auto run = Hlomem("--version");
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_THAT(run.out, HasSubstr("JSON schema version 1"));
 }
 
 TEST(CliTest, UnknownFlagIsAUsageError) {
-  const CommandResult run = Hlomem("report --frobnicate " + kSeedGrads);
+  const auto run = Hlomem("report --frobnicate " + kSeedGrads);
   EXPECT_EQ(run.exit_code, 2);
 }
 
 TEST(CliTest, MissingPathIsBadInput) {
-  const CommandResult run = Hlomem("report /nonexistent/dump");
+  const auto run = Hlomem("report /nonexistent/dump");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.out, HasSubstr("/nonexistent/dump"));
 }
 
 TEST(CliTest, JsonReportOfTheSeedCaseMatchesXla) {
-  const CommandResult run = Hlomem("report --format json " + kSeedGrads);
+  const auto run = Hlomem("report --format json " + kSeedGrads);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const nlohmann::json j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["schema_version"], 1);
@@ -92,7 +77,7 @@ TEST(CliTest, JsonReportOfTheSeedCaseMatchesXla) {
 TEST(CliTest, OutputFileIsWrittenWhole) {
   const std::string path = ::testing::TempDir() + "/report.json";
   std::remove(path.c_str());
-  const CommandResult run = Hlomem("report --format json -o " + path + " " + kSeedGrads);
+  const auto run = Hlomem("report --format json -o " + path + " " + kSeedGrads);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_EQ(run.out, "");
   std::ifstream in(path);
@@ -102,7 +87,7 @@ TEST(CliTest, OutputFileIsWrittenWhole) {
 }
 
 TEST(CliTest, TextReportShowsXlaBesideHlomem) {
-  const CommandResult run = Hlomem("report --no-color " + kSeedGrads);
+  const auto run = Hlomem("report --no-color " + kSeedGrads);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("224.01GiB"));
   EXPECT_THAT(run.out, HasSubstr("matches"));
@@ -112,7 +97,7 @@ TEST(CliTest, TextReportShowsXlaBesideHlomem) {
 TEST(CliTest, ParseErrorIsLocated) {
   const std::string path = ::testing::TempDir() + "/bad.hlo";
   std::ofstream(path) << "HloModule m\nENTRY e {\n  ROOT a = f32[] add(x, x)\n}\n";
-  const CommandResult run = Hlomem("parse " + path);
+  const auto run = Hlomem("parse " + path);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.out, HasSubstr(path + ":3:22: error: use of undefined instruction 'x'"));
 }

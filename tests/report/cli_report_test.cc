@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/common/run_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -32,14 +33,10 @@ CommandRun Hlomem(const std::string& args, const std::string& env = "") {
   ChdirToRepoRoot();
   const std::string err_path = TempPath("stderr.txt");
   const std::string command = env + " " + HLOMEM_BINARY + " " + args + " 2>" + err_path;
+  const hlomem::testing::CommandOutput output = hlomem::testing::RunCommand(command);
   CommandRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.exit_code = output.exit_code;
+  run.out = output.out;
   run.err = ReadFileOrDie(err_path);
   return run;
 }
