@@ -375,18 +375,22 @@ class BufferAssigner {
   void AssignGlobalBuffers() {
     // Post-order positions: callers before callees, each computation in
     // instruction post order.
-    std::vector<int64_t> position(m_.instructions.size(), 0);
+    std::vector<int64_t> first_of_computation(m_.computations.size(), 0);
     int64_t next = 0;
     for (CompId c = static_cast<CompId>(m_.computations.size()); c-- > 0;) {
-      for (InstrId i : InstructionPostOrder(m_, c)) position[i] = next++;
+      first_of_computation[c] = next;
+      next += m_.comp(c).instruction_count;
     }
+    auto position = [&](InstrId i) {
+      return first_of_computation[m_.instr(i).parent] + df_->post_order_index(i);
+    };
     std::vector<BufferId> candidates;
     std::vector<int64_t> first_position(df_->buffer_count(), 0);
     for (BufferId b = 0; b < df_->buffer_count(); ++b) {
       const ValueId first = df_->buffer_values(b)[0];
       if (!out_->call_graph_.is_global[parent_of(first)]) continue;
       int64_t earliest = std::numeric_limits<int64_t>::max();
-      for (ValueId v : df_->buffer_values(b)) earliest = std::min(earliest, position[value(v).instruction]);
+      for (ValueId v : df_->buffer_values(b)) earliest = std::min(earliest, position(value(v).instruction));
       first_position[b] = earliest;
       candidates.push_back(b);
     }
@@ -530,20 +534,22 @@ class BufferAssigner {
              std::make_tuple(range(b).start, range(b).end, b);
     });
     std::vector<int64_t> end(df_->values().size(), -1);
-    std::vector<std::vector<ValueId>> starting(static_cast<size_t>(s.end_time() + 1));
-    std::vector<std::vector<ValueId>> ending(static_cast<size_t>(s.end_time() + 1));
-    for (ValueId v : values) {
-      end[v] = range(v).end;
-      starting[static_cast<size_t>(range(v).start)].push_back(v);
-      ending[static_cast<size_t>(range(v).end)].push_back(v);
-    }
+    for (ValueId v : values) end[v] = range(v).end;
+    // Values defined and freed at each step, in the sorted order.
+    const size_t steps = static_cast<size_t>(s.end_time() + 1);
+    const Csr<ValueId> starting = Csr<ValueId>::Build(steps, [&](auto emit) {
+      for (ValueId v : values) emit(static_cast<size_t>(range(v).start), v);
+    });
+    const Csr<ValueId> ending = Csr<ValueId>::Build(steps, [&](auto emit) {
+      for (ValueId v : values) emit(static_cast<size_t>(range(v).end), v);
+    });
     std::vector<bool> freed(df_->values().size(), false);
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
     std::vector<HeapEvent> events;
     auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
 
     for (int64_t t = 0; t <= s.end_time(); ++t) {
-      for (ValueId v : starting[static_cast<size_t>(t)]) {
+      for (ValueId v : starting.row(static_cast<size_t>(t))) {
         const BufferId b = df_->buffer_of(v);
         if (first_of_buffer[b] != kNone) {
           events.push_back({HeapEvent::kShareWith, v, size_of(v), first_of_buffer[b]});
@@ -577,7 +583,7 @@ class BufferAssigner {
           first_of_buffer[b] = v;
         }
       }
-      for (ValueId v : ending[static_cast<size_t>(t)]) {
+      for (ValueId v : ending.row(static_cast<size_t>(t))) {
         if (freed[v]) continue;
         freed[v] = true;
         events.push_back({HeapEvent::kFree, v, size_of(v), 0});
@@ -587,11 +593,14 @@ class BufferAssigner {
     // The heap simulator works on dense ids: each value's rank by value id
     // (which keeps its tie-breaks), offset past the other colors' ranks in
     // heap_events_.
-    std::vector<ValueId> by_id = values;
-    std::sort(by_id.begin(), by_id.end());
-    auto heap_id = [&](ValueId v) {
-      return static_cast<uint32_t>(std::lower_bound(by_id.begin(), by_id.end(), v) - by_id.begin());
-    };
+    std::vector<uint32_t> heap_id_of(df_->values().size(), 0);
+    {
+      uint32_t next_id = 0;
+      for (ValueId v = 0; v < df_->values().size(); ++v) {
+        if (in_heap[v]) heap_id_of[v] = next_id++;
+      }
+    }
+    auto heap_id = [&](ValueId v) { return heap_id_of[v]; };
     for (HeapEvent& e : events) {
       e.buffer = heap_id(e.buffer);
       if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
@@ -694,7 +703,6 @@ class BufferAssigner {
   // ---- summary -----------------------------------------------------------------------
   void ComputeStats() {
     AssignmentStats& st = out_->stats_;
-    constexpr int64_t kHostMemorySpace = 5;
     for (const Allocation& a : out_->allocations_) {
       const bool host = a.color == kHostMemorySpace;
       st.total_bytes += a.size;

@@ -165,8 +165,6 @@ class NodeLayout {
   const hlo::ShapeTable& shapes_;
 };
 
-class DataflowBuilder;
-
 }  // namespace
 
 NodeId Dataflow::NodeAt(InstrId i, const ShapeIndex& index) const {
@@ -202,29 +200,8 @@ bool Dataflow::IsTupleNode(NodeId n) const {
   return module_->shapes.get(node_shape_[n]).is_tuple();
 }
 
-absl::Span<const NodeId> Dataflow::positions(ValueId v) const {
-  return absl::MakeConstSpan(position_pool_.data() + position_offsets_[v],
-                             position_offsets_[v + 1] - position_offsets_[v]);
-}
-
-absl::Span<const HloUse> Dataflow::uses(ValueId v) const {
-  return absl::MakeConstSpan(use_pool_.data() + use_offsets_[v],
-                             use_offsets_[v + 1] - use_offsets_[v]);
-}
-
-absl::Span<const ValueId> Dataflow::buffer_values(BufferId b) const {
-  return absl::MakeConstSpan(buffer_values_pool_.data() + buffer_values_offsets_[b],
-                             buffer_values_offsets_[b + 1] - buffer_values_offsets_[b]);
-}
-
-bool Dataflow::buffer_live_out(BufferId b) const {
-  for (ValueId v : buffer_values(b)) {
-    if (values_[v].live_out) return true;
-  }
-  return false;
-}
-
-std::vector<Dataflow::InPlacePair> Dataflow::InPlacePairs(InstrId i) const {
+std::vector<Dataflow::InPlacePair> Dataflow::ComputeInPlacePairs(
+    InstrId i, const std::function<absl::Span<const InPlacePair>(InstrId)>& nested) const {
   const Module& m = *module_;
   const hlo::Instruction& instr = m.instr(i);
   std::vector<InPlacePair> pairs;
@@ -287,7 +264,7 @@ std::vector<Dataflow::InPlacePair> Dataflow::InPlacePairs(InstrId i) const {
             break;
           }
         }
-        for (const InPlacePair& inner : InPlacePairs(source)) {
+        for (const InPlacePair& inner : nested(source)) {
           if (inner.output_index != idx) continue;
           InstrId from = m.operands(source)[inner.operand];
           ShapeIndex from_index = inner.operand_index;
@@ -302,10 +279,10 @@ std::vector<Dataflow::InPlacePair> Dataflow::InPlacePairs(InstrId i) const {
               from = m.operands(from)[0];
             } else if (fi.opcode == Opcode::kFusion) {
               bool found = false;
-              for (const InPlacePair& nested : InPlacePairs(from)) {
-                if (nested.output_index == from_index) {
-                  from_index = nested.operand_index;
-                  from = m.operands(from)[nested.operand];
+              for (const InPlacePair& inner_pair : nested(from)) {
+                if (inner_pair.output_index == from_index) {
+                  from_index = inner_pair.operand_index;
+                  from = m.operands(from)[inner_pair.operand];
                   found = true;
                   break;
                 }
@@ -464,19 +441,18 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     auto define_tuples = [&] {
       for (uint32_t k = 0; k < count; ++k) defines[begin + k] = is_tuple_node(begin + k);
     };
-    // Defines the top node and each subtree rooted at {k} for k in `ks`.
-    auto define_subtrees = [&](std::initializer_list<int64_t> ks) {
-      defines[begin] = true;
-      const hlo::Shape& shape = m.shapes.get(instr.shape);
-      for (int64_t k : ks) {
-        if (!shape.is_tuple() || k >= static_cast<int64_t>(shape.tuple_elements.size())) continue;
-        const uint32_t off = layout.child_offset(instr.shape, k);
-        const uint32_t size = layout.count(shape.tuple_elements[static_cast<size_t>(k)]);
-        for (uint32_t j = 0; j < size; ++j) defines[begin + off + j] = true;
-      }
-    };
     const hlo::Shape& shape = m.shapes.get(instr.shape);
     const int64_t arity = shape.is_tuple() ? static_cast<int64_t>(shape.tuple_elements.size()) : 0;
+    // Defines every node of the subtree at tuple index {k}, if there is one.
+    auto define_subtree = [&](int64_t k) {
+      if (k >= arity) return;
+      const uint32_t off = layout.child_offset(instr.shape, k);
+      const uint32_t size = layout.count(shape.tuple_elements[static_cast<size_t>(k)]);
+      for (uint32_t j = 0; j < size; ++j) defines[begin + off + j] = true;
+    };
+    auto define_subtrees_from = [&](int64_t first) {
+      for (int64_t k = first; k < arity; ++k) define_subtree(k);
+    };
     switch (instr.opcode) {
       case Opcode::kBitcast:
       case Opcode::kAddDependency:
@@ -496,41 +472,32 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
       case Opcode::kTuple:
         defines[begin] = true;
         break;
-      case Opcode::kAsyncStart: {
+      case Opcode::kAsyncStart:
         define_tuples();
-        for (int64_t k = 2; k < arity; ++k) {
-          const uint32_t off = layout.child_offset(instr.shape, k);
-          const uint32_t size = layout.count(shape.tuple_elements[static_cast<size_t>(k)]);
-          for (uint32_t j = 0; j < size; ++j) defines[begin + off + j] = true;
-        }
+        define_subtrees_from(2);
         break;
-      }
       case Opcode::kAsyncUpdate:
       case Opcode::kAsyncDone:
         define_tuples();
         break;
       case Opcode::kCopyStart:
-        define_subtrees({});
+        defines[begin] = true;
         if (arity > 0) defines[begin + layout.child_offset(instr.shape, 0)] = true;
         if (arity > 2) defines[begin + layout.child_offset(instr.shape, 2)] = true;
         break;
       case Opcode::kAllGatherStart:
         define_tuples();
-        define_subtrees({1});
+        defines[begin] = true;
+        define_subtree(1);
         break;
       case Opcode::kAllGatherDone:
       case Opcode::kCollectivePermuteDone:
         if (shape.is_tuple()) defines[begin] = true;
         break;
-      case Opcode::kCollectivePermuteStart: {
+      case Opcode::kCollectivePermuteStart:
         defines[begin] = true;
-        for (int64_t k = 1; k < arity; ++k) {
-          const uint32_t off = layout.child_offset(instr.shape, k);
-          const uint32_t size = layout.count(shape.tuple_elements[static_cast<size_t>(k)]);
-          for (uint32_t j = 0; j < size; ++j) defines[begin + off + j] = true;
-        }
+        define_subtrees_from(1);
         break;
-      }
       case Opcode::kRecvDone:
         defines[begin] = true;
         if (arity > 1) defines[begin + layout.child_offset(instr.shape, 1)] = true;
@@ -550,8 +517,12 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   // Value ids in XLA's order: computations callee-first (text order), then
   // instruction post order, then shape pre-order.
   df.value_at_.assign(total_nodes, kNone);
+  df.post_order_index_.assign(instr_count, 0);
   for (CompId c = 0; c < m.computations.size(); ++c) {
-    for (InstrId i : InstructionPostOrder(m, c)) {
+    const std::vector<InstrId> post_order = InstructionPostOrder(m, c);
+    for (uint32_t rank = 0; rank < post_order.size(); ++rank) {
+      const InstrId i = post_order[rank];
+      df.post_order_index_[i] = rank;
       for (uint32_t k = 0; k < df.node_count(i); ++k) {
         const NodeId n = node(i, k);
         if (!defines[n]) continue;
@@ -712,19 +683,11 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     }
   }
 
-  std::vector<uint32_t> source_offsets(total_nodes + 1, 0);
-  for (const auto& link_pair : links) ++source_offsets[link_pair.first + 1];
-  for (size_t n = 0; n < total_nodes; ++n) source_offsets[n + 1] += source_offsets[n];
-  std::vector<NodeId> source_pool(links.size());
-  {
-    std::vector<uint32_t> cursor(source_offsets.begin(), source_offsets.end() - 1);
-    for (const auto& [to, from] : links) source_pool[cursor[to]++] = from;
-  }
+  const Csr<NodeId> source_table = Csr<NodeId>::Build(total_nodes, [&](auto emit) {
+    for (const auto& [to, from] : links) emit(to, from);
+  });
   links = {};
-  auto sources = [&](NodeId n) {
-    return absl::MakeConstSpan(source_pool.data() + source_offsets[n],
-                               source_offsets[n + 1] - source_offsets[n]);
-  };
+  auto sources = [&](NodeId n) { return source_table.row(n); };
 
   // Phase A: the set of defining values reaching each node (union at phis).
   std::vector<ReachSet> reach(total_nodes);
@@ -732,22 +695,12 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     if (defines[n]) reach[n].push_back(df.value_at_[n]);
   }
   // Dependents: the nodes each node is a source of, in node order.
-  std::vector<uint32_t> dependent_offsets(total_nodes + 1, 0);
-  for (NodeId n = 0; n < total_nodes; ++n) {
-    for (NodeId s : sources(n)) ++dependent_offsets[s + 1];
-  }
-  for (size_t n = 0; n < total_nodes; ++n) dependent_offsets[n + 1] += dependent_offsets[n];
-  std::vector<NodeId> dependent_pool(dependent_offsets.back());
-  {
-    std::vector<uint32_t> cursor(dependent_offsets.begin(), dependent_offsets.end() - 1);
+  const Csr<NodeId> dependent_table = Csr<NodeId>::Build(total_nodes, [&](auto emit) {
     for (NodeId n = 0; n < total_nodes; ++n) {
-      for (NodeId s : sources(n)) dependent_pool[cursor[s]++] = n;
+      for (NodeId s : sources(n)) emit(s, n);
     }
-  }
-  auto dependents = [&](NodeId n) {
-    return absl::MakeConstSpan(dependent_pool.data() + dependent_offsets[n],
-                               dependent_offsets[n + 1] - dependent_offsets[n]);
-  };
+  });
+  auto dependents = [&](NodeId n) { return dependent_table.row(n); };
   {
     std::vector<NodeId> worklist;
     std::vector<bool> queued(total_nodes, false);
@@ -827,32 +780,19 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     v.color = s.layout ? s.layout->memory_space : 0;
   }
 
-  // Positions.
+  // Positions: the defining one first, then the others in node order.
   const size_t value_count = df.values_.size();
-  {
-    std::vector<std::pair<ValueId, NodeId>> pairs;
-    pairs.reserve(total_nodes);
+  df.positions_ = Csr<NodeId>::Build(value_count, [&](auto emit) {
+    for (ValueId v = 0; v < value_count; ++v) emit(v, df.values_[v].node);
     for (NodeId n = 0; n < total_nodes; ++n) {
-      if (df.value_at_[n] != kNone) pairs.emplace_back(df.value_at_[n], n);
+      const ValueId v = df.value_at_[n];
+      if (v != kNone && df.values_[v].node != n) emit(v, n);
     }
-    std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      // The defining position comes first.
-      const bool a_def = df.values_[a.first].node == a.second;
-      const bool b_def = df.values_[b.first].node == b.second;
-      return a_def > b_def;
-    });
-    df.position_offsets_.assign(value_count + 1, 0);
-    for (const auto& p : pairs) ++df.position_offsets_[p.first + 1];
-    for (size_t v = 0; v < value_count; ++v) df.position_offsets_[v + 1] += df.position_offsets_[v];
-    df.position_pool_.reserve(pairs.size());
-    for (const auto& p : pairs) df.position_pool_.push_back(p.second);
-  }
+  });
 
   // Uses (XLA's MayUseOperandValue: get-tuple-element and copy use only the
   // top-level value of their operand; tuple and domain use nothing).
-  {
-    std::vector<std::pair<ValueId, HloUse>> pairs;
+  df.uses_ = Csr<HloUse>::Build(value_count, [&](auto emit) {
     for (InstrId i = 0; i < instr_count; ++i) {
       const Opcode op = m.instr(i).opcode;
       if (op == Opcode::kTuple || op == Opcode::kDomain) continue;
@@ -863,24 +803,39 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
         for (uint32_t j = 0; j < count; ++j) {
           const NodeId n = node(ops[k], j);
           const ValueId v = df.value_at_[n];
-          if (v != kNone) pairs.push_back({v, HloUse{i, k, n}});
+          if (v != kNone) emit(v, HloUse{i, k, n});
         }
       }
     }
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    df.use_offsets_.assign(value_count + 1, 0);
-    for (const auto& p : pairs) ++df.use_offsets_[p.first + 1];
-    for (size_t v = 0; v < value_count; ++v) df.use_offsets_[v + 1] += df.use_offsets_[v];
-    df.use_pool_.reserve(pairs.size());
-    for (const auto& p : pairs) df.use_pool_.push_back(p.second);
-  }
+  });
 
   // Live-out: values appearing at any node of the entry root.
   const InstrId entry_root = m.comp(m.entry).root;
   for (uint32_t k = 0; k < df.node_count(entry_root); ++k) {
     const ValueId v = df.value_at_[node(entry_root, k)];
     if (v != kNone) df.values_[v].live_out = true;
+  }
+
+  // In-place pairs, once per instruction: a fusion's come from its fused
+  // body's, which are worked out first (the call graph is acyclic).
+  {
+    std::vector<std::vector<InPlacePair>> pairs(instr_count);
+    std::vector<uint8_t> state(instr_count, 0);  // 0 new, 1 in progress, 2 done
+    std::function<absl::Span<const InPlacePair>(InstrId)> pairs_of =
+        [&](InstrId i) -> absl::Span<const InPlacePair> {
+      if (state[i] == 0) {
+        state[i] = 1;
+        pairs[i] = df.ComputeInPlacePairs(i, pairs_of);
+        state[i] = 2;
+      }
+      return pairs[i];
+    };
+    for (InstrId i = 0; i < instr_count; ++i) pairs_of(i);
+    df.in_place_ = Csr<InPlacePair>::Build(instr_count, [&](auto emit) {
+      for (InstrId i = 0; i < instr_count; ++i) {
+        for (const InPlacePair& p : pairs[i]) emit(i, p);
+      }
+    });
   }
 
   // Alias analysis: union values that must share memory.
@@ -938,12 +893,13 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     if (buffer_of_root[root] == kNone) buffer_of_root[root] = next_buffer++;
     df.buffer_of_[v] = buffer_of_root[root];
   }
-  df.buffer_values_offsets_.assign(next_buffer + 1, 0);
-  for (ValueId v = 0; v < value_count; ++v) ++df.buffer_values_offsets_[df.buffer_of_[v] + 1];
-  for (BufferId b = 0; b < next_buffer; ++b) df.buffer_values_offsets_[b + 1] += df.buffer_values_offsets_[b];
-  df.buffer_values_pool_.assign(value_count, kNone);
-  std::vector<uint32_t> cursor(df.buffer_values_offsets_.begin(), df.buffer_values_offsets_.end() - 1);
-  for (ValueId v = 0; v < value_count; ++v) df.buffer_values_pool_[cursor[df.buffer_of_[v]]++] = v;
+  df.buffer_values_ = Csr<ValueId>::Build(next_buffer, [&](auto emit) {
+    for (ValueId v = 0; v < value_count; ++v) emit(df.buffer_of_[v], v);
+  });
+  df.buffer_live_out_.assign(next_buffer, false);
+  for (ValueId v = 0; v < value_count; ++v) {
+    if (df.values_[v].live_out) df.buffer_live_out_[df.buffer_of_[v]] = true;
+  }
   return df;
 }
 

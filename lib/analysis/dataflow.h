@@ -10,10 +10,12 @@
 #define HLOMEM_LIB_ANALYSIS_DATAFLOW_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "lib/base/csr.h"
 #include "lib/hlo/module.h"
 
 namespace hlomem::analysis {
@@ -94,17 +96,17 @@ class Dataflow {
   ValueId value_at(NodeId n) const { return value_at_[n]; }
   const std::vector<HloValue>& values() const { return values_; }
   const HloValue& value(ValueId v) const { return values_[v]; }
-  absl::Span<const NodeId> positions(ValueId v) const;
-  absl::Span<const HloUse> uses(ValueId v) const;
+  absl::Span<const NodeId> positions(ValueId v) const { return positions_.row(v); }
+  absl::Span<const HloUse> uses(ValueId v) const { return uses_.row(v); }
 
   // Overrides a value's size (padded sizes for tiled layouts).
   void SetValueSize(ValueId v, int64_t bytes) { values_[v].size = bytes; }
 
   // Buffers: values that must share memory.
   BufferId buffer_of(ValueId v) const { return buffer_of_[v]; }
-  size_t buffer_count() const { return buffer_values_offsets_.size() - 1; }
-  absl::Span<const ValueId> buffer_values(BufferId b) const;
-  bool buffer_live_out(BufferId b) const;
+  size_t buffer_count() const { return buffer_values_.rows(); }
+  absl::Span<const ValueId> buffer_values(BufferId b) const { return buffer_values_.row(b); }
+  bool buffer_live_out(BufferId b) const { return buffer_live_out_[b]; }
 
   // Pairs (operand number, operand index) -> output index that XLA updates
   // in place for this instruction (dynamic-update-slice, scatter, in-place
@@ -114,7 +116,11 @@ class Dataflow {
     ShapeIndex operand_index;
     ShapeIndex output_index;
   };
-  std::vector<InPlacePair> InPlacePairs(InstrId i) const;
+  absl::Span<const InPlacePair> InPlacePairs(InstrId i) const { return in_place_.row(i); }
+
+  // The instruction's position in XLA's MakeInstructionPostOrder of its
+  // computation (InstructionPostOrder below).
+  uint32_t post_order_index(InstrId i) const { return post_order_index_[i]; }
 
  private:
   const hlo::Module* module_ = nullptr;
@@ -123,13 +129,18 @@ class Dataflow {
   std::vector<ShapeId> node_shape_;
   std::vector<ValueId> value_at_;
   std::vector<HloValue> values_;
-  std::vector<uint32_t> position_offsets_;
-  std::vector<NodeId> position_pool_;
-  std::vector<uint32_t> use_offsets_;
-  std::vector<HloUse> use_pool_;
+  // The in-place pairs of one instruction; `nested` gives those of the
+  // instructions inside its fused body.
+  std::vector<InPlacePair> ComputeInPlacePairs(
+      InstrId i, const std::function<absl::Span<const InPlacePair>(InstrId)>& nested) const;
+
+  std::vector<uint32_t> post_order_index_;
+  Csr<InPlacePair> in_place_;
+  Csr<NodeId> positions_;  // the defining position first
+  Csr<HloUse> uses_;
   std::vector<BufferId> buffer_of_;
-  std::vector<uint32_t> buffer_values_offsets_;
-  std::vector<ValueId> buffer_values_pool_;
+  Csr<ValueId> buffer_values_;  // in value id order
+  std::vector<bool> buffer_live_out_;
 };
 
 // XLA's MakeInstructionPostOrder for one computation: a depth-first walk

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "lib/base/bytes.h"
+#include "lib/base/csr.h"
 
 namespace hlomem::analysis {
 namespace {
@@ -161,47 +162,38 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     if (in.present && in.size > 0 && in.end < 0) in.end = counter;
   }
 
-  // Colocation groups as CSR: a root (a buffer that allocates) followed by
-  // every buffer sharing its chunk, transitively, in the order they joined.
-  std::vector<uint32_t> colocation_offsets(id_count + 1, 0);
-  for (uint32_t id = 0; id < id_count; ++id) {
-    if (share_with[id] != kNoBuffer) ++colocation_offsets[share_with[id] + 1];
-  }
-  for (uint32_t id = 0; id < id_count; ++id) colocation_offsets[id + 1] += colocation_offsets[id];
-  std::vector<uint32_t> colocations(colocation_offsets[id_count]);
-  {
-    std::vector<uint32_t> cursor(colocation_offsets.begin(), colocation_offsets.end() - 1);
-    for (const HeapEvent& e : events) {  // event order = the order they joined
+  // Who shares whose chunk, in the order they joined.
+  const Csr<uint32_t> colocations = Csr<uint32_t>::Build(id_count, [&](auto emit) {
+    for (const HeapEvent& e : events) {
       if (e.kind == HeapEvent::kShareWith && share_with[e.buffer] == e.share_with &&
           intervals[e.buffer].size > 0) {
-        colocations[cursor[e.share_with]++] = e.buffer;
+        emit(e.share_with, e.buffer);
       }
     }
-  }
-  auto group_of = [&](uint32_t root, std::vector<uint32_t>* group) {
-    group->assign(1, root);
-    for (size_t k = 0; k < group->size(); ++k) {
-      const uint32_t g = (*group)[k];
-      for (uint32_t c = colocation_offsets[g]; c < colocation_offsets[g + 1]; ++c) {
-        group->push_back(colocations[c]);
-      }
-    }
-  };
-
+  });
   std::vector<uint32_t> roots;
   for (uint32_t id = 0; id < id_count; ++id) {
     const Interval& in = intervals[id];
     if (in.present && in.size > 0 && in.needs_allocation) roots.push_back(id);
   }
-  std::vector<uint32_t> group;
+  // Each root's group, once: the root, then every buffer sharing its chunk,
+  // transitively, breadth first.
+  const Csr<uint32_t> groups = Csr<uint32_t>::Build(id_count, [&](auto emit) {
+    std::vector<uint32_t> group;
+    for (uint32_t root : roots) {
+      group.assign(1, root);
+      for (size_t k = 0; k < group.size(); ++k) {
+        for (uint32_t c : colocations.row(group[k])) group.push_back(c);
+      }
+      for (uint32_t g : group) emit(root, g);
+    }
+  });
+
   std::vector<int64_t> max_end;
   if (order == HeapOrder::kTemporal) {
     max_end.assign(id_count, 0);
     for (uint32_t r : roots) {
-      int64_t end = intervals[r].end;
-      group_of(r, &group);
-      for (uint32_t c : group) end = std::max(end, intervals[c].end);
-      max_end[r] = end;
+      for (uint32_t g : groups.row(r)) max_end[r] = std::max(max_end[r], intervals[g].end);
     }
   }
   std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) {
@@ -217,14 +209,14 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 
   std::vector<uint32_t> members;
   for (uint32_t r : roots) {
-    group_of(r, &group);
+    const auto group = groups.row(r);
     members.insert(members.end(), group.begin(), group.end());
   }
   PlacedChunks placed(intervals, std::move(members));
   std::vector<std::pair<int64_t, int64_t>> used;
   uint32_t query = 0;
   for (uint32_t root : roots) {
-    group_of(root, &group);
+    const auto group = groups.row(root);
     int64_t max_size = 0;
     used.clear();
     ++query;

@@ -9,6 +9,10 @@
 
 namespace hlomem {
 
+// The memory space (layout S(n), allocation color) of host memory on CPU
+// and GPU: Layout::kHostMemorySpace.
+inline constexpr int64_t kHostMemorySpace = 5;
+
 struct MemoryStats {
   int64_t argument_bytes = 0;  // entry-parameter allocations
   int64_t output_bytes = 0;    // maybe-live-out allocations

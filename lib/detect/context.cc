@@ -1,13 +1,10 @@
 #include "lib/detect/context.h"
 
 #include <algorithm>
-#include <deque>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "lib/base/bytes.h"
 
 namespace hlomem::detect {

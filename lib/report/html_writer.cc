@@ -67,11 +67,6 @@ std::string JsNumbers(const std::vector<int64_t>& values) {
   return out + "]";
 }
 
-std::string Percent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "";
-  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
 // The series of one side: timeline reduced to kMaxPoints (bucket maxima).
 std::string SeriesJs(const ModuleReport& m, absl::string_view label) {
   const std::vector<int64_t>& t = m.profile.timeline;
@@ -165,7 +160,7 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::st
   for (const BufferRow* row : rows) {
     const BufferRow& r = *row;
     absl::StrAppend(out, "<tr><td class=num>", HumanBytes(r.bytes), "</td><td class=num>",
-                    Percent(r.bytes, m.profile.peak_live_bytes), "</td><td><span class=\"kind ",
+                    PercentOf(r.bytes, m.profile.peak_live_bytes), "</td><td><span class=\"kind ",
                     Html(r.kind), "\">", Html(r.kind), "</span></td><td><code>",
                     Html(StripLayout(r.shape)), "</code></td><td><code>", Html(r.Label()),
                     "</code></td><td><code>", Html(r.Source()), "</code></td><td class=num>", r.start,

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "lib/base/bytes.h"
@@ -41,15 +40,6 @@ std::string Header(const std::vector<std::string>& cells, const std::vector<bool
   for (size_t c = 0; c < cells.size(); ++c) out += right[c] ? " ---: |" : " --- |";
   out += "\n";
   return out;
-}
-
-std::string Percent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "";
-  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
-std::string Signed(int64_t bytes) {
-  return bytes > 0 ? absl::StrCat("+", HumanBytes(bytes)) : HumanBytes(bytes);
 }
 
 std::string Sparkline(const std::vector<int64_t>& timeline, size_t width) {
@@ -118,7 +108,7 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
   const std::vector<const BufferRow*> rows = TopAtPeak(m, options.top);
   for (const BufferRow* row : rows) {
     const BufferRow& r = *row;
-    *out += Row({HumanBytes(r.bytes), Percent(r.bytes, m.profile.peak_live_bytes), r.kind,
+    *out += Row({HumanBytes(r.bytes), PercentOf(r.bytes, m.profile.peak_live_bytes), r.kind,
                  Code(StripLayout(r.shape)), Code(r.Label()), Code(r.Source())});
   }
   if (m.profile.live_at_peak.size() > rows.size()) {
@@ -129,7 +119,7 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
   int shown = 0;
   for (const RollupRow& row : RollupAtPeak(m, RollupKey::kSourceLine)) {
     if (shown++ == options.top) break;
-    *out += Row({HumanBytes(row.bytes), Percent(row.bytes, m.profile.peak_live_bytes),
+    *out += Row({HumanBytes(row.bytes), PercentOf(row.bytes, m.profile.peak_live_bytes),
                  absl::StrCat(row.buffers), row.key.empty() ? "(no source)" : Code(row.key)});
   }
   AppendFindings(m.findings, "Findings", out);
@@ -162,7 +152,7 @@ std::string WriteDiffMarkdown(const DiffReport& diff, const WriteOptions& option
     for (Metric metric : kMetrics) {
       const int64_t a = SideMetric(d.a, metric);
       const int64_t b = SideMetric(d.b, metric);
-      out += Row({std::string(MetricName(metric)), HumanBytes(a), HumanBytes(b), Signed(b - a), PercentChange(a, b)});
+      out += Row({std::string(MetricName(metric)), HumanBytes(a), HumanBytes(b), SignedBytes(b - a), PercentChange(a, b)});
     }
     absl::StrAppend(&out, "\n**Buffers by change in bytes** (", d.changes.size(), ")\n\n");
     out += Header({"change", "A", "B", "status", "kind", "shape", "op_name", "source"},
@@ -170,7 +160,7 @@ std::string WriteDiffMarkdown(const DiffReport& diff, const WriteOptions& option
     int shown = 0;
     for (const BufferChange& c : d.changes) {
       if (shown++ == options.top) break;
-      out += Row({Signed(c.delta()), HumanBytes(c.bytes_a), HumanBytes(c.bytes_b),
+      out += Row({SignedBytes(c.delta()), HumanBytes(c.bytes_a), HumanBytes(c.bytes_b),
                   absl::StrCat(ChangeKindName(c.change), c.at_peak_b ? " (at peak)" : ""), c.kind,
                   Code(c.shape), Code(c.op_name), Code(c.source)});
     }

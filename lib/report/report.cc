@@ -58,12 +58,6 @@ std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers
 
 }  // namespace
 
-std::string SourceLine(const hlo::Module& module, hlo::InstrId instruction) {
-  const hlo::SourceLocation loc = module.SourceOf(instruction);
-  if (!loc.valid()) return "";
-  return loc.line > 0 ? absl::StrCat(loc.file, ":", loc.line) : std::string(loc.file);
-}
-
 absl::string_view MetricName(Metric metric) {
   switch (metric) {
     case Metric::kTotal: return "total";
@@ -107,6 +101,15 @@ std::string BufferRow::Source() const {
 
 std::string HumanAndExact(int64_t bytes) {
   return absl::StrCat(HumanBytes(bytes), " (", bytes, " B)");
+}
+
+std::string PercentOf(int64_t part, int64_t whole) {
+  if (whole <= 0) return "";
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string SignedBytes(int64_t bytes) {
+  return bytes > 0 ? absl::StrCat("+", HumanBytes(bytes)) : HumanBytes(bytes);
 }
 
 std::string PercentChange(int64_t a, int64_t b) {

@@ -74,6 +74,12 @@ struct BufferRow {
 // "128.00GiB (137438953472 B)": readable, and exact for scripts and bug reports.
 std::string HumanAndExact(int64_t bytes);
 
+// `part` as a share of `whole`, "12.3%"; "" when `whole` is 0.
+std::string PercentOf(int64_t part, int64_t whole);
+
+// A size change with its sign: "+1.00GiB", "-512B".
+std::string SignedBytes(int64_t bytes);
+
 // B relative to A as "+73.6%"; "" when A is 0; ">+999%" past that.
 std::string PercentChange(int64_t a, int64_t b);
 
@@ -136,9 +142,6 @@ struct ReportOptions {
 
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options);
-
-// The user's source location of an instruction, "file:line" or "".
-std::string SourceLine(const hlo::Module& module, hlo::InstrId instruction);
 
 // Bytes live at the peak grouped by the buffers' source line or op_name,
 // largest first; the key is "" for buffers without one.

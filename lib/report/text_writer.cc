@@ -33,13 +33,9 @@ std::string Truncate(absl::string_view s, size_t width) {
   return absl::StrCat("...", s.substr(s.size() - (width - 3)));
 }
 
+// PercentOf, with "-" in the empty cell of a text table.
 std::string Percent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "-";
-  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
-std::string SignedBytes(int64_t bytes) {
-  return bytes > 0 ? absl::StrCat("+", HumanBytes(bytes)) : HumanBytes(bytes);
+  return whole <= 0 ? "-" : PercentOf(part, whole);
 }
 
 // Columns sized to their widest cell; numeric columns right-aligned; the

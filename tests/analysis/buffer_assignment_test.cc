@@ -19,10 +19,16 @@ struct Assigned {
 Assigned Assign(absl::string_view text) {
   Assigned out;
   auto modules = hlo::ParseHloString(text, "test.hlo");
-  EXPECT_TRUE(modules.ok()) << modules.status().message();
+  if (!modules.ok()) {
+    ADD_FAILURE() << modules.status().message();
+    return out;
+  }
   out.modules = std::move(*modules);
   auto assignment = BufferAssignment::Run(out.modules.front());
-  EXPECT_TRUE(assignment.ok()) << assignment.status().message();
+  if (!assignment.ok()) {
+    ADD_FAILURE() << assignment.status().message();
+    return out;
+  }
   out.assignment = std::move(*assignment);
   return out;
 }
@@ -54,6 +60,7 @@ ENTRY e {
   ROOT r = f32[] reduce(d, c0), dimensions={0}, to_apply=add
 }
 )");
+  ASSERT_NE(a.assignment, nullptr);
   const AssignmentStats& st = a.assignment->stats();
   EXPECT_EQ(st.total_bytes, 3092);
   EXPECT_EQ(st.argument_bytes, 1024);
@@ -80,6 +87,7 @@ ENTRY e {
   ROOT r = f32[256]{0} negate(n)
 }
 )");
+  ASSERT_NE(a.assignment, nullptr);
   const AssignmentStats& st = a.assignment->stats();
   EXPECT_EQ(st.total_bytes, 1024);
   EXPECT_EQ(st.argument_bytes, 1024);
@@ -100,6 +108,7 @@ ENTRY e {
   ROOT r = f32[256]{0} reverse(n), dimensions={0}
 }
 )");
+  ASSERT_NE(a.assignment, nullptr);
   const AssignmentStats& st = a.assignment->stats();
   EXPECT_EQ(st.total_bytes, 2048);
   EXPECT_EQ(st.temp_bytes, 1024);
@@ -121,6 +130,7 @@ ENTRY e {
   ROOT d = f32[256]{0} dynamic-update-slice(big, upd, i)
 }
 )");
+  ASSERT_NE(a.assignment, nullptr);
   const AssignmentStats& st = a.assignment->stats();
   EXPECT_EQ(st.output_bytes, 1024);
   EXPECT_EQ(st.argument_bytes, 4);

@@ -97,6 +97,13 @@ std::vector<Finding> FindingsOf(const std::string& name, int64_t min_bytes = kMi
   return a == nullptr ? std::vector<Finding>{} : a->Detect(min_bytes);
 }
 
+// Findings of HLO text written in a test; none when it does not analyse
+// (AnalyzeText has already reported why).
+std::vector<Finding> FindingsOfText(absl::string_view text, bool padded_sizes = false) {
+  std::unique_ptr<Analysis> a = AnalyzeText(text, padded_sizes);
+  return a == nullptr ? std::vector<Finding>{} : a->Detect(kMiB);
+}
+
 std::vector<Finding> Only(const std::vector<Finding>& findings, const std::string& detector) {
   std::vector<Finding> out;
   for (const Finding& f : findings) {
@@ -232,17 +239,14 @@ ENTRY %main (p: f32[8192,128]) -> f32[8192,128] {
   ROOT %negate = f32[8192,128]{1,0:T(8,128)} negate(%p)
 }
 )";
-  auto a = AnalyzeText(kPadded, /*padded_sizes=*/true);
-  ASSERT_NE(a, nullptr);
-  const std::vector<Finding> found = Only(a->Detect(kMiB), "padding-waste");
-  ASSERT_EQ(found.size(), 1u) << Summary(a->Detect(kMiB));
+  const std::vector<Finding> all = FindingsOfText(kPadded, /*padded_sizes=*/true);
+  const std::vector<Finding> found = Only(all, "padding-waste");
+  ASSERT_EQ(found.size(), 1u) << Summary(all);
   EXPECT_EQ(found[0].bytes, 2 * (8192 * 128 * 4 - 8192 * 3 * 4));
   EXPECT_EQ(found[0].source_file, "model.py");
   ExpectComplete(found[0]);
 
-  auto b = AnalyzeText(kDense, /*padded_sizes=*/true);
-  ASSERT_NE(b, nullptr);
-  EXPECT_TRUE(Only(b->Detect(kMiB), "padding-waste").empty());
+  EXPECT_TRUE(Only(FindingsOfText(kDense, /*padded_sizes=*/true), "padding-waste").empty());
 }
 
 // jax drops unusable donations before XLA sees them, so a buffer_donor
@@ -257,10 +261,9 @@ ENTRY %main (p: f32[1024,1024]) -> f32[512,1024] {
   ROOT %slice = f32[512,1024]{1,0} slice(%p), slice={[0:512], [0:1024]}
 }
 )";
-  auto a = AnalyzeText(kText);
-  ASSERT_NE(a, nullptr);
-  const std::vector<Finding> found = Only(a->Detect(kMiB), "missed-donation");
-  ASSERT_EQ(found.size(), 1u) << Summary(a->Detect(kMiB));
+  const std::vector<Finding> all = FindingsOfText(kText);
+  const std::vector<Finding> found = Only(all, "missed-donation");
+  ASSERT_EQ(found.size(), 1u) << Summary(all);
   EXPECT_EQ(found[0].bytes, 1024 * 1024 * 4);
   EXPECT_THAT(found[0].message, ::testing::HasSubstr("`state`"));
 }
@@ -289,10 +292,9 @@ ENTRY %main (x: f32[1024,1024]) -> f32[1024,1024] {
   ROOT %add = f32[1024,1024]{1,0} add(%exp_fusion, %exp_fusion.clone)
 }
 )";
-  auto a = AnalyzeText(kText);
-  ASSERT_NE(a, nullptr);
-  const std::vector<Finding> found = Only(a->Detect(kMiB), "duplicate-buffer");
-  ASSERT_EQ(found.size(), 1u) << Summary(a->Detect(kMiB));
+  const std::vector<Finding> all = FindingsOfText(kText);
+  const std::vector<Finding> found = Only(all, "duplicate-buffer");
+  ASSERT_EQ(found.size(), 1u) << Summary(all);
   EXPECT_EQ(found[0].bytes, 1024 * 1024 * 4);
   EXPECT_THAT(found[0].instructions, ::testing::ElementsAre("exp_fusion", "exp_fusion.clone"));
   EXPECT_EQ(found[0].source_line, 3);

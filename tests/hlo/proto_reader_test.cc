@@ -562,7 +562,7 @@ bool HasCompactGte(const std::string& text) {
 
 TEST(ProtoReaderJaxTest, TextAndProtoGiveTheSameModel) {
   const std::vector<JaxCase> cases = FindJaxCases();
-  if (cases.empty()) GTEST_SKIP() << "no testdata/jax/*/*after_optimizations.hlo.pb found";
+  ASSERT_FALSE(cases.empty()) << "no testdata/jax/*/*after_optimizations.hlo.pb found";
   int compared = 0;
   for (const JaxCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -595,7 +595,7 @@ TEST(ProtoReaderJaxTest, TextAndProtoGiveTheSameModel) {
 
 TEST(ProtoReaderJaxTest, BufferAssignmentMatchesTheTextDump) {
   const std::vector<JaxCase> cases = FindJaxCases();
-  if (cases.empty()) GTEST_SKIP() << "no testdata/jax/*/*after_optimizations.hlo.pb found";
+  ASSERT_FALSE(cases.empty()) << "no testdata/jax/*/*after_optimizations.hlo.pb found";
   int compared = 0;
   for (const JaxCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -655,7 +655,7 @@ TEST(ProtoReaderJaxTest, BufferAssignmentMatchesTheTextDump) {
 
 TEST(ProtoReaderJaxTest, PeakMemoryMatchesJaxMemoryAnalysis) {
   const std::vector<JaxCase> cases = FindJaxCases();
-  if (cases.empty()) GTEST_SKIP() << "no testdata/jax/*/*after_optimizations.hlo.pb found";
+  ASSERT_FALSE(cases.empty()) << "no testdata/jax/*/*after_optimizations.hlo.pb found";
   int compared = 0;
   for (const JaxCase& c : cases) {
     SCOPED_TRACE(c.name);

@@ -108,14 +108,18 @@ TEST(Manifest, SeedTotalsMatchIssue) {
   // jax-ml/jax#30015 reports these totals for the int32 program.
   const json& m = Manifest();
   ASSERT_TRUE(m.contains("cases"));
+  int seen = 0;
   for (const auto& c : m["cases"]) {
     const std::string name = c.value("name", "");
     if (name == "seed_gather_grad_int32_nograds") {
       EXPECT_EQ(c["xla_total_bytes"].get<int64_t>(), int64_t{138521083996});
+      ++seen;
     } else if (name == "seed_gather_grad_int32_grads") {
       EXPECT_EQ(c["xla_total_bytes"].get<int64_t>(), int64_t{240526557204});
+      ++seen;
     }
   }
+  EXPECT_EQ(seen, 2) << "both int32 seed cases are listed once";
 }
 
 TEST(Manifest, CaseEntriesAreComplete) {
