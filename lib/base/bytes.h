@@ -4,6 +4,7 @@
 #define HLOMEM_LIB_BASE_BYTES_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -25,6 +26,15 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 // Overflow-checked arithmetic on non-negative sizes: nullopt on overflow.
 std::optional<int64_t> CheckedMul(int64_t a, int64_t b);
 std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
+
+// a + b, clamped to the int64 range instead of overflowing: totals of
+// untrusted sizes stay ordered and never wrap.
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max()
+               : std::numeric_limits<int64_t>::min();
+}
 
 // Rounds `value` up to a multiple of `alignment` (> 0).
 inline int64_t RoundUpTo(int64_t value, int64_t alignment) {

@@ -77,11 +77,6 @@ IntResult ConsumeInt(Cursor& cursor, int64_t* value) {
   return IntResult::kOk;
 }
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  const std::optional<int64_t> sum = CheckedAdd(a, b);
-  return sum.has_value() ? *sum : std::numeric_limits<int64_t>::max();
-}
-
 // Shared error reporting and token readers for the three text formats.
 class TextParser {
  public:
@@ -170,6 +165,20 @@ class TextParser {
     return absl::OkStatus();
   }
 
+  // The text up to the closing '|' of a `|shape|`, whose opening bar has been
+  // consumed; the bar must come before `end` (a position in the line).
+  absl::Status ExpectUntilBar(Cursor& cursor, size_t end,
+                              absl::string_view what, std::string* text) const {
+    const size_t bar = cursor.rest().find('|');
+    if (bar == absl::string_view::npos || cursor.pos + bar >= end) {
+      return Error(cursor.offset(),
+                   absl::StrCat("unterminated ", what, " (missing '|')"));
+    }
+    text->assign(cursor.rest().data(), bar);
+    cursor.pos += bar + 1;
+    return absl::OkStatus();
+  }
+
   // `Total bytes used: N[ (human)]` after the label has been consumed.
   absl::Status ParseTotalBytes(Cursor& cursor, int64_t* total) const {
     HLOMEM_RETURN_IF_ERROR(
@@ -231,28 +240,17 @@ absl::Status ParseAllocationHeader(const TextParser& parser, Cursor& cursor,
       HLOMEM_RETURN_IF_ERROR(parser.ExpectNonNegativeInt(
           cursor, "parameter number", &allocation->parameter_number));
       if (cursor.Consume(", shape |")) {
-        const size_t bar = cursor.rest().find('|');
-        if (bar == absl::string_view::npos ||
-            cursor.pos + bar >= attributes_end) {
-          return parser.Error(cursor.offset(),
-                              "unterminated parameter shape (missing '|')");
-        }
-        allocation->parameter_shape = std::string(cursor.rest().substr(0, bar));
-        cursor.pos += bar + 1;
+        HLOMEM_RETURN_IF_ERROR(parser.ExpectUntilBar(
+            cursor, attributes_end, "parameter shape",
+            &allocation->parameter_shape));
       }
       HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " at ShapeIndex "));
       HLOMEM_RETURN_IF_ERROR(
           parser.ExpectShapeIndex(cursor, &allocation->parameter_index));
     } else if (cursor.Consume("output shape is |")) {
       allocation->is_output = true;
-      const size_t bar = cursor.rest().find('|');
-      if (bar == absl::string_view::npos ||
-          cursor.pos + bar >= attributes_end) {
-        return parser.Error(cursor.offset(),
-                            "unterminated output shape (missing '|')");
-      }
-      allocation->output_shape = std::string(cursor.rest().substr(0, bar));
-      cursor.pos += bar + 1;
+      HLOMEM_RETURN_IF_ERROR(parser.ExpectUntilBar(
+          cursor, attributes_end, "output shape", &allocation->output_shape));
     } else if (cursor.Consume("constant")) {
       allocation->is_constant = true;
     } else if (cursor.Consume("thread-local")) {

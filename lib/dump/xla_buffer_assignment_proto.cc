@@ -1,27 +1,17 @@
 #include "lib/dump/xla_buffer_assignment_proto.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/bytes.h"
 #include "lib/base/diagnostic.h"
 #include "proto/xla.pb.h"
 
 namespace hlomem::dump {
 namespace {
-
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  if (b < 0 && a < std::numeric_limits<int64_t>::min() - b) {
-    return std::numeric_limits<int64_t>::min();
-  }
-  return a + b;
-}
 
 // Logical buffer id -> its proto.
 absl::flat_hash_map<int64_t, const xla::LogicalBufferProto*> IndexLogicalBuffers(

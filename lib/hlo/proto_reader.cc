@@ -273,25 +273,22 @@ uint32_t ModuleBuilder::AddMetadata(const xla::OpMetadata& m) {
   return static_cast<uint32_t>(module_.metadata.size() - 1);
 }
 
-// The role of each called computation, by opcode, as the text printer
+// The role of the `k`-th called computation, by opcode, as the text printer
 // names them (formats.md §5.4).
-void CalleeRoles(Opcode opcode, size_t count, std::vector<CallRole>* roles) {
-  roles->assign(count, CallRole::kCalls);
+CallRole CalleeRole(Opcode opcode, int k) {
   switch (opcode) {
     case Opcode::kWhile:  // [body, condition]
-      if (count > 0) (*roles)[0] = CallRole::kBody;
-      if (count > 1) (*roles)[1] = CallRole::kCondition;
-      break;
+      if (k == 0) return CallRole::kBody;
+      if (k == 1) return CallRole::kCondition;
+      return CallRole::kCalls;
     case Opcode::kConditional:
-      roles->assign(count, CallRole::kBranch);
-      break;
+      return CallRole::kBranch;
     case Opcode::kSelectAndScatter:  // [select, scatter]
-      if (count > 0) (*roles)[0] = CallRole::kSelect;
-      if (count > 1) (*roles)[1] = CallRole::kScatter;
-      break;
+      if (k == 0) return CallRole::kSelect;
+      if (k == 1) return CallRole::kScatter;
+      return CallRole::kCalls;
     case Opcode::kCustomCall:
-      roles->assign(count, CallRole::kCalledComputations);
-      break;
+      return CallRole::kCalledComputations;
     case Opcode::kCall:
     case Opcode::kMap:
     case Opcode::kReduce:
@@ -302,10 +299,9 @@ void CalleeRoles(Opcode opcode, size_t count, std::vector<CallRole>* roles) {
     case Opcode::kScatter:
     case Opcode::kSort:
     case Opcode::kTopK:
-      roles->assign(count, CallRole::kToApply);
-      break;
+      return CallRole::kToApply;
     default:  // fusion, async-start/update/done, unknown opcodes
-      break;
+      return CallRole::kCalls;
   }
 }
 
@@ -425,8 +421,6 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
   }
 
   // Called computations.
-  std::vector<CallRole> roles;
-  CalleeRoles(out->opcode, static_cast<size_t>(i.called_computation_ids_size()), &roles);
   out->callees_begin = static_cast<uint32_t>(module_.callee_pool.size());
   std::vector<std::string> branch_names, called_names;
   for (int k = 0; k < i.called_computation_ids_size(); ++k) {
@@ -436,7 +430,7 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
       return InstructionError(c, i, absl::StrCat("called computation id ", id,
                                                  " is not defined"));
     }
-    const CallRole role = roles[static_cast<size_t>(k)];
+    const CallRole role = CalleeRole(out->opcode, k);
     module_.callee_pool.push_back({role, found->second});
     const std::string& callee_name = proto_.computations(static_cast<int>(found->second)).name();
     if (role == CallRole::kBranch) {

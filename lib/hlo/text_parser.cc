@@ -1142,26 +1142,29 @@ class TextParser {
 
   // name | '{' (name (',' name)*)? '}'
   bool ParseCalleeList(CallRole role) {
-    if (!Consume('{')) {
+    const auto callee = [&] {
       SkipSpace();
       const char* where = p_;
       absl::string_view name;
       return LexName(&name, "a computation name") && AddCallee(role, name, where);
-    }
+    };
+    if (!Consume('{')) return callee();
+    return ParseListAfterBrace(callee);
+  }
+
+  // (item (',' item)*)? '}', the opening '{' already consumed.
+  template <typename Fn>
+  bool ParseListAfterBrace(Fn&& item) {
     if (Consume('}')) return true;
     do {
-      SkipSpace();
-      const char* where = p_;
-      absl::string_view name;
-      if (!LexName(&name, "a computation name") || !AddCallee(role, name, where)) return false;
+      if (!item()) return false;
     } while (Consume(','));
     return Expect('}');
   }
 
   bool ParsePredecessors() {
     if (!Expect('{')) return false;
-    if (Consume('}')) return true;
-    do {
+    return ParseListAfterBrace([&] {
       SkipSpace();
       const char* where = p_;
       absl::string_view name;
@@ -1169,19 +1172,18 @@ class TextParser {
       pending_predecessors_.push_back(
           {static_cast<uint32_t>(module_->control_predecessor_pool.size()), name, where});
       module_->control_predecessor_pool.push_back(kNoId);
-    } while (Consume(','));
-    return Expect('}');
+      return true;
+    });
   }
 
   bool ParseDimensions() {
     if (!Expect('{')) return false;
-    if (Consume('}')) return true;
-    do {
+    return ParseListAfterBrace([&] {
       int64_t d;
       if (!LexInt(&d, "a dimension number")) return false;
       module_->dimension_pool.push_back(d);
-    } while (Consume(','));
-    return Expect('}');
+      return true;
+    });
   }
 
   // '{' (shape_index ':' '(' int ',' shape_index ')' ','?)* '}'

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -131,8 +130,17 @@ absl::Status VerifyCallGraph(const Module& m) {
 // keeps all of them, alignment padding included, clear of int64 overflow.
 constexpr int64_t kMaxTotalBufferBytes = int64_t{1} << 62;
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  return CheckedAdd(a, b).value_or(std::numeric_limits<int64_t>::max());
+// The first instruction at which the running sum of `per_shape[shape]` over
+// the instructions, in id order, exceeds `limit`; kNoId when it never does.
+InstrId FirstInstructionOverLimit(const Module& m,
+                                  const std::vector<int64_t>& per_shape,
+                                  int64_t limit) {
+  int64_t sum = 0;
+  for (InstrId i = 0; i < m.instructions.size(); ++i) {
+    sum = SaturatingAdd(sum, per_shape[m.instr(i).shape]);
+    if (sum > limit) return i;
+  }
+  return kNoId;
 }
 
 absl::Status VerifyTotalBufferBytes(const Module& m) {
@@ -146,16 +154,12 @@ absl::Status VerifyTotalBufferBytes(const Module& m) {
     }
     shape_bytes[s] = bytes;
   }
-  int64_t total = 0;
-  for (InstrId i = 0; i < m.instructions.size(); ++i) {
-    total = SaturatingAdd(total, shape_bytes[m.instr(i).shape]);
-    if (total > kMaxTotalBufferBytes) {
-      return m.InstructionError(
-          i, "the module's buffers add up to more than 4 EiB (2^62 bytes), "
-             "more than 64-bit sizes can sum");
-    }
-  }
-  return absl::OkStatus();
+  const InstrId over =
+      FirstInstructionOverLimit(m, shape_bytes, kMaxTotalBufferBytes);
+  if (over == kNoId) return absl::OkStatus();
+  return m.InstructionError(
+      over, "the module's buffers add up to more than 4 EiB (2^62 bytes), "
+            "more than 64-bit sizes can sum");
 }
 
 // The fewest operands XLA gives the opcodes whose operands the engine
@@ -325,17 +329,12 @@ absl::Status VerifyElementCount(const Module& m, int64_t max_elements) {
     }
     weight[s] = w;
   }
-  int64_t elements = 0;
-  for (InstrId i = 0; i < m.instructions.size(); ++i) {
-    elements = SaturatingAdd(elements, weight[m.instr(i).shape]);
-    if (elements > max_elements) {
-      return m.InstructionError(
-          i, absl::StrCat("the module has more than ", max_elements,
-                          " elements (instructions and the tuple elements of their shapes, "
-                          "counted once per nesting level); --max-elements raises the limit"));
-    }
-  }
-  return absl::OkStatus();
+  const InstrId over = FirstInstructionOverLimit(m, weight, max_elements);
+  if (over == kNoId) return absl::OkStatus();
+  return m.InstructionError(
+      over, absl::StrCat("the module has more than ", max_elements,
+                         " elements (instructions and the tuple elements of their shapes, "
+                         "counted once per nesting level); --max-elements raises the limit"));
 }
 
 }  // namespace hlomem::hlo
