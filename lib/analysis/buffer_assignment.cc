@@ -403,12 +403,12 @@ class BufferAssigner {
     ReuseIndex reuse(candidates.size());
     std::vector<int64_t> reuse_position(out_->allocations_.size(), -1);
     auto make_reusable = [&](int64_t a) {
-      const size_t position = reuse.Add(out_->allocations_[static_cast<size_t>(a)].size);
+      const size_t slot = reuse.Add(out_->allocations_[static_cast<size_t>(a)].size);
       reusable.push_back(a);
       if (reuse_position.size() <= static_cast<size_t>(a)) {
         reuse_position.resize(static_cast<size_t>(a) + 1, -1);
       }
-      reuse_position[static_cast<size_t>(a)] = static_cast<int64_t>(position);
+      reuse_position[static_cast<size_t>(a)] = static_cast<int64_t>(slot);
     };
     // Keeps the index's view of a reusable allocation current after `b`
     // moved into it.
@@ -464,7 +464,7 @@ class BufferAssigner {
       for (ValueId v : df_->buffer_values(b)) {
         if (!value(v).index.empty()) continue;
         for (InstrId op : m_.operands(value(v).instruction)) {
-          const ValueId ov = df_->value_at(df_->node_begin(op));
+          const ValueId ov = df_->top_value(op);
           if (ov == kNone) continue;
           const int64_t a = out_->allocation_of_buffer_[df_->buffer_of(ov)];
           if (a >= 0 && MaybeAssignBuffer(a, b)) {
@@ -562,7 +562,7 @@ class BufferAssigner {
           for (InstrId op : operands) {
             // Only the operand's top-level value is a candidate (for a tuple,
             // its pointer table), and only if `i` uses its definer directly.
-            const ValueId ov = df_->value_at(df_->node_begin(op));
+            const ValueId ov = df_->top_value(op);
             if (ov == kNone || !in_heap[ov] || freed[ov] || end[ov] != t) continue;
             if (df_->buffer_values(df_->buffer_of(ov)).size() != 1) continue;
             if (std::find(operands.begin(), operands.end(), value(ov).instruction) ==

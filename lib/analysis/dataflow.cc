@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -168,6 +169,7 @@ class NodeLayout {
 }  // namespace
 
 NodeId Dataflow::NodeAt(InstrId i, const ShapeIndex& index) const {
+  if (node_count(i) == 0) return kNone;
   NodeLayout layout(module_->shapes);
   const uint32_t offset = layout.offset_of(module_->instr(i).shape, index);
   return offset == kNone ? kNone : node_begin_[i] + offset;
@@ -404,12 +406,15 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   NodeLayout layout(m.shapes);
   const size_t instr_count = m.instructions.size();
 
-  // Nodes.
+  // Nodes. Instructions inside fused computations get none: XLA never
+  // assigns their outputs a buffer (a fusion is one kernel), and they are
+  // most of a large module's instructions.
+  auto tracked = [&](InstrId i) { return !m.comp(m.instr(i).parent).is_fusion; };
   df.node_begin_.resize(instr_count + 1);
   uint64_t total_nodes = 0;
   for (InstrId i = 0; i < instr_count; ++i) {
     df.node_begin_[i] = static_cast<NodeId>(total_nodes);
-    total_nodes += layout.count(m.instr(i).shape);
+    if (tracked(i)) total_nodes += layout.count(m.instr(i).shape);
     if (total_nodes >= kNone) {
       return absl::ResourceExhaustedError(
           absl::StrCat(m.path, ": error: module has more than 2^32 tuple elements"));
@@ -419,6 +424,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   df.node_instruction_.resize(total_nodes);
   df.node_shape_.resize(total_nodes);
   for (InstrId i = 0; i < instr_count; ++i) {
+    if (df.node_count(i) == 0) continue;
     NodeId n = df.node_begin_[i];
     m.shapes.ForEachSubshape(m.instr(i).shape, [&](const ShapeIndex&, ShapeId s) {
       df.node_instruction_[n] = i;
@@ -435,6 +441,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     const hlo::Instruction& instr = m.instr(i);
     const NodeId begin = df.node_begin_[i];
     const uint32_t count = df.node_count(i);
+    if (count == 0) continue;
     auto define_all = [&] {
       for (uint32_t k = 0; k < count; ++k) defines[begin + k] = true;
     };
@@ -519,6 +526,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   df.value_at_.assign(total_nodes, kNone);
   df.post_order_index_.assign(instr_count, 0);
   for (CompId c = 0; c < m.computations.size(); ++c) {
+    if (m.comp(c).is_fusion) continue;
     const std::vector<InstrId> post_order = InstructionPostOrder(m, c);
     for (uint32_t rank = 0; rank < post_order.size(); ++rank) {
       const InstrId i = post_order[rank];
@@ -564,6 +572,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     forward_range(to.first, from.first, std::min(to.second, from.second), skip_defined);
   };
   for (InstrId i = 0; i < instr_count; ++i) {
+    if (df.node_count(i) == 0) continue;
     const hlo::Instruction& instr = m.instr(i);
     const auto ops = m.operands(i);
     switch (instr.opcode) {
@@ -795,7 +804,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   df.uses_ = Csr<HloUse>::Build(value_count, [&](auto emit) {
     for (InstrId i = 0; i < instr_count; ++i) {
       const Opcode op = m.instr(i).opcode;
-      if (op == Opcode::kTuple || op == Opcode::kDomain) continue;
+      if (op == Opcode::kTuple || op == Opcode::kDomain || df.node_count(i) == 0) continue;
       const bool top_only = op == Opcode::kGetTupleElement || op == Opcode::kCopy;
       const auto ops = m.operands(i);
       for (uint32_t k = 0; k < ops.size(); ++k) {
@@ -816,24 +825,26 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     if (v != kNone) df.values_[v].live_out = true;
   }
 
-  // In-place pairs, once per instruction: a fusion's come from its fused
-  // body's, which are worked out first (the call graph is acyclic).
+  // In-place pairs, once per tracked instruction: a fusion's come from its
+  // fused body's, worked out on demand and memoized (the call graph is
+  // acyclic; an entry is made before recursing, so a cycle in hostile input
+  // sees an empty list instead of recursing forever).
   {
-    std::vector<std::vector<InPlacePair>> pairs(instr_count);
-    std::vector<uint8_t> state(instr_count, 0);  // 0 new, 1 in progress, 2 done
+    absl::node_hash_map<InstrId, std::vector<InPlacePair>> pairs;  // stable spans
     std::function<absl::Span<const InPlacePair>(InstrId)> pairs_of =
         [&](InstrId i) -> absl::Span<const InPlacePair> {
-      if (state[i] == 0) {
-        state[i] = 1;
-        pairs[i] = df.ComputeInPlacePairs(i, pairs_of);
-        state[i] = 2;
+      auto [it, inserted] = pairs.try_emplace(i);
+      if (inserted) {
+        std::vector<InPlacePair>& slot = it->second;
+        slot = df.ComputeInPlacePairs(i, pairs_of);
+        return slot;
       }
-      return pairs[i];
+      return it->second;
     };
-    for (InstrId i = 0; i < instr_count; ++i) pairs_of(i);
     df.in_place_ = Csr<InPlacePair>::Build(instr_count, [&](auto emit) {
       for (InstrId i = 0; i < instr_count; ++i) {
-        for (const InPlacePair& p : pairs[i]) emit(i, p);
+        if (df.node_count(i) == 0) continue;
+        for (const InPlacePair& p : pairs_of(i)) emit(i, p);
       }
     });
   }
@@ -853,6 +864,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     unite_nodes(df.NodeAt(entry_root, alias.output_index), df.NodeAt(p, alias.parameter_index));
   }
   for (InstrId i = 0; i < instr_count; ++i) {
+    if (df.node_count(i) == 0) continue;
     const hlo::Instruction& instr = m.instr(i);
     const auto ops = m.operands(i);
     if (instr.opcode == Opcode::kWhile && !ops.empty()) {

@@ -82,7 +82,7 @@ class Dataflow {
 
   const hlo::Module& module() const { return *module_; }
 
-  // Nodes.
+  // Nodes (none for the instructions of fused computations).
   NodeId node_begin(InstrId i) const { return node_begin_[i]; }
   uint32_t node_count(InstrId i) const { return node_begin_[i + 1] - node_begin_[i]; }
   InstrId node_instruction(NodeId n) const { return node_instruction_[n]; }
@@ -94,6 +94,11 @@ class Dataflow {
 
   // The value at a node (kNone for nodes nothing reaches).
   ValueId value_at(NodeId n) const { return value_at_[n]; }
+  // The value at the top of instruction i's output; kNone inside fused
+  // computations, whose instructions have no nodes.
+  ValueId top_value(InstrId i) const {
+    return node_count(i) == 0 ? kNone : value_at_[node_begin_[i]];
+  }
   const std::vector<HloValue>& values() const { return values_; }
   const HloValue& value(ValueId v) const { return values_[v]; }
   absl::Span<const NodeId> positions(ValueId v) const { return positions_.row(v); }

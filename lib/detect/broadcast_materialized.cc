@@ -25,7 +25,7 @@ std::string BroadcastOperand(const Context& ctx, const Recipe& recipe) {
   if (recipe.source != analysis::kNone) return ctx.Describe(recipe.source);
   const hlo::Module& m = ctx.module();
   for (InstrId operand : m.operands(recipe.producer)) {
-    const ValueId v = ctx.dataflow().value_at(ctx.dataflow().node_begin(operand));
+    const ValueId v = ctx.dataflow().top_value(operand);
     if (v == analysis::kNone) continue;
     const InstrId def = ctx.dataflow().value(v).instruction;
     if (m.shapes.ElementCount(m.instr(def).shape) > 1) continue;

@@ -67,13 +67,25 @@ absl::string_view CloneBase(absl::string_view name) {
 // producer (fusion or multi-output fusion duplication) and kept both.
 void DetectLiveClones(const Context& ctx, int64_t min_bytes, std::vector<Finding>* findings) {
   const hlo::Module& m = ctx.module();
+  // Only the instructions that clones name are looked up, and only those
+  // with values (outside fused computations) can be the original.
+  const std::vector<ValueId> materialized = ctx.MaterializedAtPeak(min_bytes);
   absl::flat_hash_map<absl::string_view, InstrId> by_name;
-  for (InstrId i = 0; i < m.instructions.size(); ++i) by_name.emplace(m.instr(i).name, i);
-  for (ValueId v : ctx.MaterializedAtPeak(min_bytes)) {
+  for (ValueId v : materialized) {
+    const absl::string_view base = CloneBase(m.instr(ctx.dataflow().value(v).instruction).name);
+    if (!base.empty()) by_name.emplace(base, hlo::kNoId);
+  }
+  if (by_name.empty()) return;
+  for (InstrId i = 0; i < m.instructions.size(); ++i) {
+    if (ctx.dataflow().node_count(i) == 0) continue;
+    auto it = by_name.find(m.instr(i).name);
+    if (it != by_name.end() && it->second == hlo::kNoId) it->second = i;
+  }
+  for (ValueId v : materialized) {
     const analysis::HloValue& clone = ctx.dataflow().value(v);
     const absl::string_view base = CloneBase(m.instr(clone.instruction).name);
     auto it = base.empty() ? by_name.end() : by_name.find(base);
-    if (it == by_name.end()) continue;
+    if (it == by_name.end() || it->second == hlo::kNoId) continue;
     const analysis::NodeId node = ctx.dataflow().NodeAt(it->second, clone.index);
     if (node == analysis::kNone) continue;
     const ValueId original = ctx.dataflow().value_at(node);

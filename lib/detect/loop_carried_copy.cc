@@ -73,7 +73,7 @@ void DetectLoopCarriedCopies(const DetectorInput& input, int64_t min_bytes,
     std::vector<ValueId> extra;  // copies with a buffer of their own
     int64_t copied = 0;
     for (InstrId i : m.instructions_of(body)) {
-      const ValueId v = df.value_at(df.node_begin(i));
+      const ValueId v = df.top_value(i);
       if (v == analysis::kNone || df.value(v).instruction != i || ctx.AllocationOf(v) == nullptr) {
         continue;
       }

@@ -221,7 +221,7 @@ Recipe RecipeOf(const Dataflow& dataflow, analysis::ValueId value) {
     if (e.broadcasts && elements > 1) recipe.kind = Recipe::Kind::kBroadcast;
     return recipe;
   }
-  const analysis::ValueId source = dataflow.value_at(dataflow.node_begin(e.leaf));
+  const analysis::ValueId source = dataflow.top_value(e.leaf);
   if (source == analysis::kNone) return recipe;
   recipe.source = source;
   recipe.source_operand = e.leaf;
