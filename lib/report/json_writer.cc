@@ -2,6 +2,7 @@
 // The keys in lib/report/report.schema.json are a contract: fields may be
 // added, never renamed. All sizes are integer bytes.
 #include "absl/strings/str_cat.h"
+#include "lib/report/json_stream.h"
 #include "lib/report/writers.h"
 #include "nlohmann/json.hpp"
 
@@ -35,25 +36,42 @@ Json Source(const std::string& file, int64_t line) {
   return {{"file", file}, {"line", line}};
 }
 
-Json Buffer(const BufferRow& r) {
-  Json j;
-  j["instruction"] = r.instruction;
-  j["shape_index"] = r.shape_index;
-  j["opcode"] = r.opcode;
-  j["shape"] = r.shape;
-  j["bytes"] = r.bytes;
-  j["kind"] = r.kind;
-  j["allocation"] = r.allocation;
-  j["offset"] = r.offset;
+void WriteBuffer(const BufferRow& r, JsonStream* out) {
+  out->BeginObject();
+  out->Key("instruction");
+  out->String(r.instruction);
+  out->Key("shape_index");
+  out->IntArray(r.shape_index);
+  out->Key("opcode");
+  out->String(r.opcode);
+  out->Key("shape");
+  out->String(r.shape);
+  out->Key("bytes");
+  out->Int(r.bytes);
+  out->Key("kind");
+  out->String(r.kind);
+  out->Key("allocation");
+  out->Int(r.allocation);
+  out->Key("offset");
+  out->Int(r.offset);
+  out->Key("live_range");
   if (r.start >= 0) {
-    j["live_range"] = {{"start", r.start}, {"end", r.end}};
+    out->BeginObject();
+    out->Key("start");
+    out->Int(r.start);
+    out->Key("end");
+    out->Int(r.end);
+    out->EndObject();
   } else {
-    j["live_range"] = nullptr;
+    out->Null();
   }
-  j["op_name"] = r.op_name;
-  j["op_type"] = r.op_type;
-  j["source"] = Source(r.source_file, r.source_line);
-  return j;
+  out->Key("op_name");
+  out->String(r.op_name);
+  out->Key("op_type");
+  out->String(r.op_type);
+  out->Key("source");
+  out->Value(Source(r.source_file, r.source_line));
+  out->EndObject();
 }
 
 Json FindingJson(const detect::Finding& f) {
@@ -87,40 +105,64 @@ Json DeviceFitJson(const DeviceFit& fit) {
   return j;
 }
 
-Json ModuleJson(const ModuleReport& m, const WriteOptions& options) {
-  Json j;
-  j["name"] = m.name;
-  j["files"] = m.files;
-  j["backend"] = m.backend;
-  j["stage"] = m.stage;
-  j["scheduled"] = m.scheduled;
+// Streamed: the buffer rows and the timeline are most of a big report.
+void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream* out) {
+  out->BeginObject();
+  out->Key("name");
+  out->String(m.name);
+  out->Key("files");
+  out->StringArray(m.files);
+  out->Key("backend");
+  out->String(m.backend);
+  out->Key("stage");
+  out->String(m.stage);
+  out->Key("scheduled");
+  out->Bool(m.scheduled);
+  out->Key("computed");
   if (m.computed) {
-    j["computed"] = Numbers(*m.computed, &m.exact);
-    if (!m.exact) j["computed"]["estimate_reason"] = m.estimate_reason;
+    Json computed = Numbers(*m.computed, &m.exact);
+    if (!m.exact) computed["estimate_reason"] = m.estimate_reason;
+    out->Value(computed);
   } else {
-    j["computed"] = nullptr;
+    out->Null();
   }
-  j["xla"] = m.xla ? Numbers(*m.xla, nullptr) : Json(nullptr);
+  out->Key("xla");
+  out->Value(m.xla ? Numbers(*m.xla, nullptr) : Json(nullptr));
   Json mismatches = Json::array();
   for (const Mismatch& x : m.mismatches) {
     mismatches.push_back({{"field", x.field}, {"computed", x.computed}, {"xla", x.xla}});
   }
-  j["mismatches"] = mismatches;
-  j["peak_step"] = m.computed ? Json(m.profile.peak_step) : Json(nullptr);
-  j["schedule_length"] = m.computed ? Json(m.schedule_length) : Json(nullptr);
-  Json buffers = Json::array();
-  Json live_at_peak = Json::array();
+  out->Key("mismatches");
+  out->Value(mismatches);
+  out->Key("peak_step");
+  m.computed ? out->Int(m.profile.peak_step) : out->Null();
+  out->Key("schedule_length");
+  m.computed ? out->Int(m.schedule_length) : out->Null();
+  out->Key("buffers");
+  out->BeginArray();
   if (options.json_buffers) {
-    for (const BufferRow& r : m.rows) buffers.push_back(Buffer(r));
-    for (size_t k : m.profile.live_at_peak) live_at_peak.push_back(k);
+    for (const BufferRow& r : m.rows) WriteBuffer(r, out);
   }
-  j["buffers"] = buffers;
-  j["live_at_peak"] = live_at_peak;
-  j["timeline"] = options.json_timeline ? Json(m.profile.timeline) : Json::array();
-  j["findings"] = Findings(m.findings);
-  j["warnings"] = m.warnings;
-  j["device_fit"] = m.device_fit ? DeviceFitJson(*m.device_fit) : Json(nullptr);
-  return j;
+  out->EndArray();
+  out->Key("live_at_peak");
+  out->BeginArray();
+  if (options.json_buffers) {
+    for (size_t k : m.profile.live_at_peak) out->Int(static_cast<int64_t>(k));
+  }
+  out->EndArray();
+  out->Key("timeline");
+  out->BeginArray();
+  if (options.json_timeline) {
+    for (int64_t bytes : m.profile.timeline) out->Int(bytes);
+  }
+  out->EndArray();
+  out->Key("findings");
+  out->Value(Findings(m.findings));
+  out->Key("warnings");
+  out->StringArray(m.warnings);
+  out->Key("device_fit");
+  out->Value(m.device_fit ? DeviceFitJson(*m.device_fit) : Json(nullptr));
+  out->EndObject();
 }
 
 std::string Dump(const Json& root, const WriteOptions& options) {
@@ -260,14 +302,22 @@ ModuleReport ReadModule(const Json& j) {
 }  // namespace
 
 std::string WriteJson(const Report& report, const WriteOptions& options) {
-  Json root;
-  root["schema_version"] = kSchemaVersion;
-  root["tool"] = "hlomem";
-  Json modules = Json::array();
-  for (const ModuleReport& m : report.modules) modules.push_back(ModuleJson(m, options));
-  root["modules"] = std::move(modules);
-  root["warnings"] = report.warnings;
-  return Dump(root, options);
+  std::string text;
+  JsonStream out(&text, options.json_indent);
+  out.BeginObject();
+  out.Key("schema_version");
+  out.Int(kSchemaVersion);
+  out.Key("tool");
+  out.String("hlomem");
+  out.Key("modules");
+  out.BeginArray();
+  for (const ModuleReport& m : report.modules) WriteModule(m, options, &out);
+  out.EndArray();
+  out.Key("warnings");
+  out.StringArray(report.warnings);
+  out.EndObject();
+  text.push_back('\n');
+  return text;
 }
 
 std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
