@@ -106,14 +106,49 @@ class PlacedChunks {
   Query query_{};
 };
 
+// Sorts (offset, end) chunks by offset (>= 0), equal offsets in any order.
+void SortByOffset(std::vector<std::pair<int64_t, int64_t>>* chunks,
+                  std::vector<std::pair<int64_t, int64_t>>* scratch) {
+  constexpr size_t kRadixFrom = 64;  // below this, comparison sorting wins
+  if (chunks->size() < kRadixFrom) {
+    std::sort(chunks->begin(), chunks->end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return;
+  }
+  // Offsets share their alignment's low zero bits; skip them.
+  uint64_t any_bits = 0, largest = 0;
+  for (const auto& chunk : *chunks) {
+    const auto offset = static_cast<uint64_t>(chunk.first);
+    any_bits |= offset;
+    largest = std::max(largest, offset);
+  }
+  const int shift = any_bits == 0 ? 0 : __builtin_ctzll(any_bits);
+  scratch->resize(chunks->size());
+  for (int bit = shift; bit < 64 && (largest >> bit) != 0; bit += 8) {
+    size_t count[257] = {};
+    for (const auto& chunk : *chunks) ++count[((static_cast<uint64_t>(chunk.first) >> bit) & 0xff) + 1];
+    for (size_t d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (const auto& chunk : *chunks) {
+      (*scratch)[count[(static_cast<uint64_t>(chunk.first) >> bit) & 0xff]++] = chunk;
+    }
+    chunks->swap(*scratch);
+  }
+}
+
 // The best fit among the free space left by `used` chunks: the smallest
 // gap that holds `size` bytes, the lowest such gap on ties, else the space
 // above every chunk. Chunk ends are already aligned, so every gap starts
 // aligned. This equals subtracting the chunks one by one from a free list
 // and keeping only pieces that can still hold the buffer, in any order:
 // a gap that fits survives every subtraction.
-int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size) {
-  std::sort(used->begin(), used->end());
+//
+// Sorting the chunks is most of a big module's heap time; only the offsets
+// need ordering (chunks at one offset can come in any order: after the
+// first, their gaps are negative), so a few-pass radix sort on the offset
+// does it.
+int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
+                std::vector<std::pair<int64_t, int64_t>>* scratch) {
+  SortByOffset(used, scratch);
   int64_t free_from = 0;
   int64_t best_offset = -1, best_size = std::numeric_limits<int64_t>::max();
   for (const auto& [offset, end] : *used) {
@@ -213,7 +248,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     members.insert(members.end(), group.begin(), group.end());
   }
   PlacedChunks placed(intervals, std::move(members));
-  std::vector<std::pair<int64_t, int64_t>> used;
+  std::vector<std::pair<int64_t, int64_t>> used, scratch;
   uint32_t query = 0;
   for (uint32_t root : roots) {
     const auto group = groups.row(root);
@@ -224,7 +259,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
       max_size = std::max(max_size, intervals[g].size);
       placed.AppendLive(intervals[g].start, intervals[g].end, alignment, query, &used);
     }
-    const int64_t offset = BestFit(&used, max_size);
+    const int64_t offset = BestFit(&used, max_size, &scratch);
     for (uint32_t g : group) {
       placed.Place(g, offset);
       result.offsets[g] = offset;
