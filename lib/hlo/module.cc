@@ -174,21 +174,46 @@ absl::Status Module::ComputationError(CompId id, absl::string_view message) cons
 void Module::Finalize() {
   const size_t n = instructions.size();
 
+  // One pass over the instruction array (as large as the input text for big
+  // modules) gathers what the tables below need; they then read only these
+  // compact copies.
+  struct OperandRange {
+    uint32_t begin, count;
+  };
+  std::vector<OperandRange> operand_ranges(n);
+  std::vector<InstrId> callers_in_order;  // instructions with callees
+  struct NumberedParameter {
+    InstrId id;
+    int64_t number;  // >= 0
+  };
+  std::vector<NumberedParameter> numbered_parameters;
+  for (InstrId i = 0; i < n; ++i) {
+    const Instruction& instr = instructions[i];
+    operand_ranges[i] = {instr.operands_begin, instr.operand_count};
+    if (instr.callee_count != 0) callers_in_order.push_back(i);
+    if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
+      numbered_parameters.push_back({i, instr.parameter_number});
+    }
+  }
+
   // Users: each distinct user once per operand instruction.
   BuildDistinctCsr(
       n,
       [&](auto emit) {
         for (InstrId user = 0; user < n; ++user) {
-          for (InstrId op : operands(user)) {
+          const OperandRange range = operand_ranges[user];
+          for (uint32_t k = range.begin; k < range.begin + range.count; ++k) {
+            const InstrId op = operand_pool[k];
             if (op < n) emit(op, user);
           }
         }
       },
       &user_offsets_, &user_pool_);
+  operand_ranges = {};
 
   // Callers, and the fusion flag of fusion bodies.
   for (Computation& c : computations) c.is_fusion = false;
-  for (InstrId caller = 0; caller < n; ++caller) {
+  for (InstrId caller : callers_in_order) {
     if (instructions[caller].opcode != Opcode::kFusion) continue;
     for (const Callee& callee : callees(caller)) {
       if (callee.computation < computations.size()) {
@@ -199,7 +224,7 @@ void Module::Finalize() {
   BuildDistinctCsr(
       computations.size(),
       [&](auto emit) {
-        for (InstrId caller = 0; caller < n; ++caller) {
+        for (InstrId caller : callers_in_order) {
           for (const Callee& callee : callees(caller)) {
             if (callee.computation < computations.size()) emit(callee.computation, caller);
           }
@@ -208,15 +233,21 @@ void Module::Finalize() {
       &caller_offsets_, &caller_pool_);
 
   // Parameters by number; holes stay kNoId (the verifier reports them).
+  // numbered_parameters is sorted, so a computation's are a subrange.
+  const auto parameters_in = [&](CompId c) {
+    const Computation& comp = computations[c];
+    const auto id_below = [](const NumberedParameter& p, InstrId id) { return p.id < id; };
+    const auto first = std::lower_bound(numbered_parameters.begin(), numbered_parameters.end(),
+                                        comp.first_instruction, id_below);
+    const auto last = std::lower_bound(first, numbered_parameters.end(),
+                                       comp.first_instruction + comp.instruction_count, id_below);
+    return absl::MakeConstSpan(numbered_parameters.data() + (first - numbered_parameters.begin()),
+                               static_cast<size_t>(last - first));
+  };
   parameter_offsets_.assign(computations.size() + 1, 0);
   for (CompId c = 0; c < computations.size(); ++c) {
     int64_t count = 0;
-    for (InstrId i : instructions_of(c)) {
-      if (instructions[i].opcode == Opcode::kParameter &&
-          instructions[i].parameter_number >= 0) {
-        count = std::max(count, instructions[i].parameter_number + 1);
-      }
-    }
+    for (const NumberedParameter& p : parameters_in(c)) count = std::max(count, p.number + 1);
     // Bound the table by the instruction count so a hostile parameter(10^18)
     // cannot make it huge; such numbers are left for the verifier.
     count = std::min<int64_t>(count, computations[c].instruction_count);
@@ -226,12 +257,10 @@ void Module::Finalize() {
   for (CompId c = 0; c < computations.size(); ++c) {
     const uint32_t begin = parameter_offsets_[c];
     const uint32_t size = parameter_offsets_[c + 1] - begin;
-    for (InstrId i : instructions_of(c)) {
-      const Instruction& instr = instructions[i];
-      if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0 &&
-          instr.parameter_number < static_cast<int64_t>(size)) {
-        InstrId& slot = parameter_pool_[begin + static_cast<uint32_t>(instr.parameter_number)];
-        if (slot == kNoId) slot = i;
+    for (const NumberedParameter& p : parameters_in(c)) {
+      if (p.number < static_cast<int64_t>(size)) {
+        InstrId& slot = parameter_pool_[begin + static_cast<uint32_t>(p.number)];
+        if (slot == kNoId) slot = p.id;
       }
     }
   }

@@ -1,14 +1,17 @@
 #include "lib/hlo/text_parser.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
+#include "lib/hlo/view_map.h"
 
 namespace hlomem::hlo {
 namespace {
@@ -336,9 +339,9 @@ class TextParser {
     const char* start = p_;
     if (!ScanShapeExtent()) return false;
     const absl::string_view text(start, static_cast<size_t>(p_ - start));
-    auto cached = shape_cache_.find(text);
-    if (cached != shape_cache_.end()) {
-      *out = cached->second;
+    const uint32_t hash = HashView(text);
+    if (const uint32_t* cached = shape_cache_.Find(text, hash)) {
+      *out = *cached;
       return true;
     }
     p_ = start;
@@ -346,7 +349,7 @@ class TextParser {
     if (!ParseShapeUncached(&shape, depth)) return false;
     absl::StatusOr<ShapeId> id = module_->shapes.Intern(std::move(shape));
     if (!id.ok()) return Error(start, absl::StrCat("invalid shape: ", id.status().message()));
-    shape_cache_.emplace(text, *id);
+    shape_cache_.TryEmplace(text, hash, *id);
     *out = *id;
     return true;
   }
@@ -492,8 +495,9 @@ class TextParser {
     module->path = file_->path();
     module->from_text = true;
     module->metadata.emplace_back();  // index 0: no metadata
-    shape_cache_.clear();
-    computation_ids_.clear();
+    shape_cache_.Clear();
+    computation_ids_.Clear();
+    metadata_ids_.Clear();
     pending_callees_.clear();
 
     SkipSpace();
@@ -518,12 +522,12 @@ class TextParser {
 
     // Calls may name computations defined later in the file.
     for (const PendingCallee& pending : pending_callees_) {
-      auto it = computation_ids_.find(pending.name);
-      if (it == computation_ids_.end()) {
+      const uint32_t* id = computation_ids_.Find(pending.name, HashView(pending.name));
+      if (id == nullptr) {
         return Error(pending.where, absl::StrCat("computation '", pending.name,
                                                  "' is not defined"));
       }
-      module->callee_pool[pending.slot].computation = it->second;
+      module->callee_pool[pending.slot].computation = *id;
     }
 
     if (module->entry == kNoId) {
@@ -552,6 +556,32 @@ class TextParser {
     module_->operand_pool.reserve(lines * 2);
     module_->attribute_pool.reserve(lines);
     module_->metadata.reserve(lines);
+    prefault_ = true;
+    for (uintptr_t& done : prefaulted_) done = 0;
+  }
+
+  // Faults in the next stretch of a big pool's reserved capacity with one
+  // call once the pool nears the end of what was faulted in before:
+  // written a page at a time, a 1 GB module takes a page fault per 4 KiB.
+  template <typename T>
+  static void PrefaultAhead(const std::vector<T>& pool, uintptr_t* done) {
+#ifdef MADV_POPULATE_WRITE
+    constexpr uintptr_t kStretch = uintptr_t{2} << 20;
+    constexpr uintptr_t kPage = 4096;
+    const uintptr_t used = reinterpret_cast<uintptr_t>(pool.data() + pool.size());
+    if (used + kStretch / 2 < *done) return;
+    const uintptr_t limit = reinterpret_cast<uintptr_t>(pool.data() + pool.capacity()) & ~(kPage - 1);
+    const uintptr_t from = std::max(*done, (used + kPage - 1) & ~(kPage - 1));
+    const uintptr_t to = std::min(limit, from + kStretch);
+    if (to > from) {
+      // Best effort: where the kernel refuses, pages fault in one by one.
+      ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+    }
+    *done = std::max(to, used + kStretch);
+#else
+    (void)pool;
+    (void)done;
+#endif
   }
 
   // header attribute ::= name '=' value
@@ -735,7 +765,7 @@ class TextParser {
     if (!Expect('{')) return false;
 
     const CompId id = static_cast<CompId>(module_->computations.size());
-    if (!computation_ids_.emplace(comp.name, id).second) {
+    if (!computation_ids_.TryEmplace(comp.name, HashView(comp.name), id).second) {
       return Error(start, absl::StrCat("computation '", comp.name, "' is already defined"));
     }
     if (is_entry) {
@@ -746,7 +776,7 @@ class TextParser {
     }
     comp.first_instruction = static_cast<InstrId>(module_->instructions.size());
     module_->computations.push_back(comp);
-    instruction_ids_.clear();
+    instruction_ids_.Clear();
     pending_operands_.clear();
     pending_predecessors_.clear();
 
@@ -779,20 +809,20 @@ class TextParser {
 
     // Operands and control predecessors may refer forward within the body.
     for (const PendingName& pending : pending_operands_) {
-      auto it = instruction_ids_.find(pending.name);
-      if (it == instruction_ids_.end()) {
+      const uint32_t* it = instruction_ids_.Find(pending.name, HashView(pending.name));
+      if (it == nullptr) {
         return Error(pending.where, absl::StrCat("use of undefined instruction '",
                                                  pending.name, "'"));
       }
-      module_->operand_pool[pending.slot] = it->second;
+      module_->operand_pool[pending.slot] = *it;
     }
     for (const PendingName& pending : pending_predecessors_) {
-      auto it = instruction_ids_.find(pending.name);
-      if (it == instruction_ids_.end()) {
+      const uint32_t* it = instruction_ids_.Find(pending.name, HashView(pending.name));
+      if (it == nullptr) {
         return Error(pending.where, absl::StrCat("control predecessor '", pending.name,
                                                  "' is not defined"));
       }
-      module_->control_predecessor_pool[pending.slot] = it->second;
+      module_->control_predecessor_pool[pending.slot] = *it;
     }
 
     if (Consume(',')) {
@@ -823,18 +853,15 @@ class TextParser {
     absl::string_view opcode_text;
     if (!LexName(&opcode_text, "an opcode")) return false;
     instr.opcode_text = opcode_text;
-    if (std::optional<Opcode> op = OpcodeFromName(opcode_text)) {
-      instr.opcode = *op;
-    } else {
-      instr.opcode = AsyncSugarOpcode(opcode_text);
-      if (instr.opcode == Opcode::kUnknown) {
-        return Error(opcode_start, absl::StrCat("unknown opcode '", opcode_text, "'"));
-      }
+    instr.opcode = LookUpOpcode(opcode_text);
+    if (instr.opcode == Opcode::kUnknown) {
+      return Error(opcode_start, absl::StrCat("unknown opcode '", opcode_text, "'"));
     }
 
     // The name is claimed now (one hash lookup) and gets its id once the
     // implicit get-tuple-elements of compact operands have theirs.
-    const auto claimed = instruction_ids_.try_emplace(instr.name, kNoId);
+    const uint32_t name_hash = HashView(instr.name);
+    const auto claimed = instruction_ids_.TryEmplace(instr.name, name_hash, kNoId);
     if (!claimed.second) {
       return Error(start, absl::StrCat("instruction '", instr.name,
                                        "' is already defined in this computation"));
@@ -878,10 +905,11 @@ class TextParser {
     instr.operand_count =
         static_cast<uint32_t>(module_->operand_pool.size()) - instr.operands_begin;
     if (compact_operands_.empty()) {
-      claimed.first->second = static_cast<InstrId>(module_->instructions.size());
+      *claimed.first = static_cast<InstrId>(module_->instructions.size());
     } else {
       if (!MaterializeCompactOperands(comp)) return false;  // may rehash the map
-      instruction_ids_[instr.name] = static_cast<InstrId>(module_->instructions.size());
+      *instruction_ids_.TryEmplace(instr.name, name_hash, kNoId).first =
+          static_cast<InstrId>(module_->instructions.size());
     }
 
     instr.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
@@ -907,7 +935,25 @@ class TextParser {
     instr.dimension_count =
         static_cast<uint32_t>(module_->dimension_pool.size()) - instr.dimensions_begin;
     module_->instructions.push_back(instr);
+    if (prefault_) {
+      PrefaultAhead(module_->instructions, &prefaulted_[0]);
+      PrefaultAhead(module_->attribute_pool, &prefaulted_[1]);
+      PrefaultAhead(module_->operand_pool, &prefaulted_[2]);
+    }
     return true;
+  }
+
+  // The opcode written as `text`, or kUnknown. Remembers the spellings seen,
+  // so each costs one lookup with a cheap hash.
+  Opcode LookUpOpcode(absl::string_view text) {
+    const uint32_t hash = HashView(text);
+    if (const uint32_t* known = opcodes_.Find(text, hash)) return static_cast<Opcode>(*known);
+    std::optional<Opcode> opcode = OpcodeFromName(text);
+    if (!opcode) opcode = AsyncSugarOpcode(text);
+    if (*opcode != Opcode::kUnknown) {
+      opcodes_.TryEmplace(text, hash, static_cast<uint32_t>(*opcode));
+    }
+    return *opcode;
   }
 
   // "custom-call-start" and friends: async syntax sugar around an op.
@@ -962,9 +1008,9 @@ class TextParser {
     }
     // Operands are usually defined above their user; others (and a name
     // claimed by the instruction being parsed) wait for the body's end.
-    const auto defined = instruction_ids_.find(name);
-    if (defined != instruction_ids_.end() && defined->second != kNoId) {
-      module_->operand_pool[slot] = defined->second;
+    const uint32_t* defined = instruction_ids_.Find(name, HashView(name));
+    if (defined != nullptr && *defined != kNoId) {
+      module_->operand_pool[slot] = *defined;
     } else {
       pending_operands_.push_back({slot, name, where});
     }
@@ -975,18 +1021,18 @@ class TextParser {
   // before the instruction using them (once per computation and text).
   bool MaterializeCompactOperands(CompId comp) {
     for (CompactOperand& c : compact_operands_) {
-      auto known = instruction_ids_.find(c.text);
-      if (known != instruction_ids_.end()) {
-        module_->operand_pool[c.slot] = known->second;
+      const uint32_t text_hash = HashView(c.text);
+      if (const uint32_t* known = instruction_ids_.Find(c.text, text_hash)) {
+        module_->operand_pool[c.slot] = *known;
         continue;
       }
       // kNoId: the name of the instruction being parsed, not defined yet.
-      auto base = instruction_ids_.find(c.base);
-      if (base == instruction_ids_.end() || base->second == kNoId) {
+      const uint32_t* base = instruction_ids_.Find(c.base, HashView(c.base));
+      if (base == nullptr || *base == kNoId) {
         return Error(c.where, absl::StrCat("compact operand '", c.text,
                                            "' refers to an instruction not defined before it"));
       }
-      InstrId tuple = base->second;
+      InstrId tuple = *base;
       for (size_t d = 0; d < c.index.size(); ++d) {
         const Shape& shape = module_->shapes.get(module_->instructions[tuple].shape);
         const int64_t k = c.index[d];
@@ -1016,7 +1062,7 @@ class TextParser {
         tuple = static_cast<InstrId>(module_->instructions.size());
         module_->instructions.push_back(gte);
       }
-      instruction_ids_.emplace(c.text, tuple);
+      instruction_ids_.TryEmplace(c.text, text_hash, tuple);
       module_->operand_pool[c.slot] = tuple;
     }
     compact_operands_.clear();
@@ -1042,7 +1088,12 @@ class TextParser {
     if (key == "metadata" && p_ < end_ && *p_ == '{') {
       const uint32_t previous = instr->metadata;
       const size_t metadata_count = module_->metadata.size();
-      if (ParseMetadata(instr) && p_ < end_ && (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
+      absl::string_view new_text;
+      if (ParseSharedMetadata(instr, &new_text) && p_ < end_ &&
+          (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
+        if (!new_text.empty()) {
+          metadata_ids_.TryEmplace(new_text, HashView(new_text), instr->metadata);
+        }
         module_->attribute_pool.push_back(
             {key, absl::string_view(value_start, static_cast<size_t>(p_ - value_start))});
         return true;
@@ -1202,6 +1253,29 @@ class TextParser {
     return true;
   }
 
+  // Dumps repeat a few thousand metadata texts over millions of
+  // instructions: a text parsed before is looked up rather than parsed and
+  // stored again (parsing the same bytes gives the same result). Sets
+  // `*new_text` to a text parsed here for the first time, which the caller
+  // shares once the attribute is accepted.
+  bool ParseSharedMetadata(Instruction* instr, absl::string_view* new_text) {
+    const char* start = p_;
+    if (!SkipBalanced()) {
+      error_ = absl::OkStatus();
+      p_ = start;
+      return ParseMetadata(instr);
+    }
+    const absl::string_view text(start, static_cast<size_t>(p_ - start));
+    if (const uint32_t* known = metadata_ids_.Find(text, HashView(text))) {
+      instr->metadata = *known;
+      return true;
+    }
+    p_ = start;
+    if (!ParseMetadata(instr)) return false;
+    if (p_ == start + text.size()) *new_text = text;
+    return true;
+  }
+
   // metadata ::= '{' (key '=' (string | int | '{' ... '}'))* '}'
   bool ParseMetadata(Instruction* instr) {
     if (!Expect('{')) return false;
@@ -1242,9 +1316,13 @@ class TextParser {
   absl::Status error_;
 
   Module* module_ = nullptr;
-  absl::flat_hash_map<absl::string_view, ShapeId> shape_cache_;
-  absl::flat_hash_map<absl::string_view, CompId> computation_ids_;
-  absl::flat_hash_map<absl::string_view, InstrId> instruction_ids_;
+  ViewMap shape_cache_;  // shape text -> ShapeId
+  ViewMap computation_ids_;
+  ViewMap instruction_ids_;  // of the computation being parsed
+  ViewMap opcodes_;  // opcode text -> Opcode
+  bool prefault_ = false;  // set for big modules, whose pools were reserved
+  uintptr_t prefaulted_[3] = {};  // PrefaultAhead's progress per pool
+  ViewMap metadata_ids_;  // metadata text -> index into Module::metadata
   std::vector<PendingName> pending_operands_;
   std::vector<PendingName> pending_predecessors_;
   std::vector<PendingCallee> pending_callees_;

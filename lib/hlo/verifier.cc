@@ -12,7 +12,19 @@
 namespace hlomem::hlo {
 namespace {
 
-absl::Status VerifyParameters(const Module& m, CompId c) {
+// Buffers reused across computations, so that verifying 10^5 small
+// computations allocates nothing per computation.
+struct Scratch {
+  std::vector<InstrId> parameters;
+  std::vector<bool> number_seen;
+  // Per computation, its instructions that call computations (CSR): all the
+  // call-graph walk needs to look at.
+  std::vector<uint32_t> calling_offsets;
+  std::vector<InstrId> calling;
+};
+
+// Finds the first parameter error of computation `c`, if any.
+absl::Status ReportParameterError(const Module& m, CompId c) {
   absl::flat_hash_map<int64_t, InstrId> seen;
   int64_t count = 0;
   for (InstrId i : m.instructions_of(c)) {
@@ -38,9 +50,49 @@ absl::Status VerifyParameters(const Module& m, CompId c) {
   return absl::OkStatus();
 }
 
+absl::Status VerifyParameters(const Module& m, CompId c, Scratch* scratch) {
+  // Valid numbers are a permutation of 0..count-1, checked without a hash
+  // map; anything else takes the reporting path for its exact message.
+  std::vector<InstrId>& parameters = scratch->parameters;
+  parameters.clear();
+  for (InstrId i : m.instructions_of(c)) {
+    if (m.instr(i).opcode == Opcode::kParameter) parameters.push_back(i);
+  }
+  std::vector<bool>& seen = scratch->number_seen;
+  seen.assign(parameters.size(), false);
+  for (InstrId i : parameters) {
+    const int64_t number = m.instr(i).parameter_number;
+    if (number < 0 || number >= static_cast<int64_t>(parameters.size()) ||
+        seen[static_cast<size_t>(number)]) {
+      return ReportParameterError(m, c);
+    }
+    seen[static_cast<size_t>(number)] = true;
+  }
+  return absl::OkStatus();
+}
+
+// True when every operand and control edge inside computation `c` comes
+// from an earlier instruction, so text order is a topological order: the
+// usual case, checked without building a graph.
+bool EdgesPointBackward(const Module& m, CompId c) {
+  const Computation& comp = m.comp(c);
+  const InstrId base = comp.first_instruction;
+  const auto backward = [&](absl::Span<const InstrId> sources, InstrId to) {
+    for (InstrId from : sources) {
+      if (from - base < comp.instruction_count && from >= to) return false;
+    }
+    return true;
+  };
+  for (InstrId i : m.instructions_of(c)) {
+    if (!backward(m.operands(i), i) || !backward(m.control_predecessors(i), i)) return false;
+  }
+  return true;
+}
+
 // Kahn's algorithm over operand and control edges within one computation;
 // iterative, so hostile input cannot exhaust the stack.
 absl::Status VerifyAcyclic(const Module& m, CompId c) {
+  if (EdgesPointBackward(m, c)) return absl::OkStatus();
   const Computation& comp = m.comp(c);
   const InstrId base = comp.first_instruction;
   std::vector<uint32_t> pending(comp.instruction_count, 0);
@@ -78,26 +130,29 @@ absl::Status VerifyAcyclic(const Module& m, CompId c) {
   return absl::OkStatus();
 }
 
-// Iterative DFS over the call graph with white/grey/black colouring.
-absl::Status VerifyCallGraph(const Module& m) {
+// Iterative DFS over the call graph with white/grey/black colouring. It
+// visits only the instructions in `scratch.calling`: the others call nothing.
+absl::Status VerifyCallGraph(const Module& m, const Scratch& scratch) {
   enum Color : uint8_t { kWhite, kGrey, kBlack };
   std::vector<Color> color(m.computations.size(), kWhite);
-  // Frame: computation and the next instruction to look at.
+  // Frame: computation and the next calling instruction (an index into
+  // scratch.calling) to look at.
   struct Frame {
     CompId comp;
-    InstrId next;
+    uint32_t next;
   };
+  const auto& offsets = scratch.calling_offsets;
+  std::vector<Frame> stack;
   for (CompId root = 0; root < m.computations.size(); ++root) {
     if (color[root] != kWhite) continue;
-    std::vector<Frame> stack = {{root, m.comp(root).first_instruction}};
+    stack.assign(1, {root, offsets[root]});
     color[root] = kGrey;
     while (!stack.empty()) {
       const size_t top = stack.size() - 1;
-      const Computation& comp = m.comp(stack[top].comp);
-      const InstrId end = comp.first_instruction + comp.instruction_count;
+      const uint32_t end = offsets[stack[top].comp + 1];
       CompId child = kNoId;
       while (stack[top].next < end && child == kNoId) {
-        const InstrId i = stack[top].next;
+        const InstrId i = scratch.calling[stack[top].next];
         for (const Callee& callee : m.callees(i)) {
           if (color[callee.computation] == kGrey) {
             return m.InstructionError(
@@ -115,7 +170,7 @@ absl::Status VerifyCallGraph(const Module& m) {
       }
       if (child != kNoId) {
         color[child] = kGrey;
-        stack.push_back({child, m.comp(child).first_instruction});
+        stack.push_back({child, offsets[child]});
       } else {
         color[stack[top].comp] = kBlack;
         stack.pop_back();
@@ -130,22 +185,40 @@ absl::Status VerifyCallGraph(const Module& m) {
 // keeps all of them, alignment padding included, clear of int64 overflow.
 constexpr int64_t kMaxTotalBufferBytes = int64_t{1} << 62;
 
+// A running sum of `per_shape[shape]` over instructions in id order that
+// remembers the first instruction at which it exceeds `limit`.
+class RunningShapeSum {
+ public:
+  RunningShapeSum(const std::vector<int64_t>& per_shape, int64_t limit)
+      : per_shape_(per_shape), limit_(limit) {}
+  void Add(const Module& m, InstrId i) {
+    if (over_ != kNoId) return;
+    sum_ = SaturatingAdd(sum_, per_shape_[m.instr(i).shape]);
+    if (sum_ > limit_) over_ = i;
+  }
+  // kNoId when the sum never exceeded the limit.
+  InstrId over() const { return over_; }
+
+ private:
+  const std::vector<int64_t>& per_shape_;
+  const int64_t limit_;
+  int64_t sum_ = 0;
+  InstrId over_ = kNoId;
+};
+
 // The first instruction at which the running sum of `per_shape[shape]` over
 // the instructions, in id order, exceeds `limit`; kNoId when it never does.
 InstrId FirstInstructionOverLimit(const Module& m,
                                   const std::vector<int64_t>& per_shape,
                                   int64_t limit) {
-  int64_t sum = 0;
-  for (InstrId i = 0; i < m.instructions.size(); ++i) {
-    sum = SaturatingAdd(sum, per_shape[m.instr(i).shape]);
-    if (sum > limit) return i;
-  }
-  return kNoId;
+  RunningShapeSum sum(per_shape, limit);
+  for (InstrId i = 0; i < m.instructions.size() && sum.over() == kNoId; ++i) sum.Add(m, i);
+  return sum.over();
 }
 
-absl::Status VerifyTotalBufferBytes(const Module& m) {
-  // Bytes of each shape with all its subshapes; a tuple's elements were
-  // interned before it, so their ids are smaller.
+// Bytes of each shape with all its subshapes; a tuple's elements were
+// interned before it, so their ids are smaller.
+std::vector<int64_t> BufferBytesPerShape(const Module& m) {
   std::vector<int64_t> shape_bytes(m.shapes.size());
   for (ShapeId s = 0; s < m.shapes.size(); ++s) {
     int64_t bytes = std::max(m.shapes.ByteSize(s), m.shapes.PaddedByteSize(s));
@@ -154,9 +227,10 @@ absl::Status VerifyTotalBufferBytes(const Module& m) {
     }
     shape_bytes[s] = bytes;
   }
-  const InstrId over =
-      FirstInstructionOverLimit(m, shape_bytes, kMaxTotalBufferBytes);
-  if (over == kNoId) return absl::OkStatus();
+  return shape_bytes;
+}
+
+absl::Status TotalBufferBytesError(const Module& m, InstrId over) {
   return m.InstructionError(
       over, "the module's buffers add up to more than 4 EiB (2^62 bytes), "
             "more than 64-bit sizes can sum");
@@ -273,15 +347,33 @@ absl::Status VerifyModule(const Module& m) {
     return absl::InvalidArgumentError(absl::StrCat(m.path, ": error: module '", m.name,
                                                    "' has no entry computation"));
   }
+  // One pass over each computation also collects what the later checks
+  // read, so the instruction array (as large as the text of a big module)
+  // is walked once. The buffer-byte sum, defined in id order, rides along
+  // when the computations list the ids in order, as parsed modules do.
+  const std::vector<int64_t> shape_bytes = BufferBytesPerShape(m);
+  RunningShapeSum buffer_bytes(shape_bytes, kMaxTotalBufferBytes);
+  bool ids_in_order = true;
+  InstrId next_id = 0;
+  Scratch scratch;
+  scratch.calling_offsets.reserve(m.computations.size() + 1);
   for (CompId c = 0; c < m.computations.size(); ++c) {
-    HLOMEM_RETURN_IF_ERROR(VerifyParameters(m, c));
+    HLOMEM_RETURN_IF_ERROR(VerifyParameters(m, c, &scratch));
     HLOMEM_RETURN_IF_ERROR(VerifyAcyclic(m, c));
+    scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
     for (InstrId i : m.instructions_of(c)) {
       HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
+      if (m.instr(i).callee_count != 0) scratch.calling.push_back(i);
+      ids_in_order = ids_in_order && i == next_id++;
+      if (ids_in_order) buffer_bytes.Add(m, i);
     }
   }
-  HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m));
-  HLOMEM_RETURN_IF_ERROR(VerifyTotalBufferBytes(m));
+  scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
+  HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m, scratch));
+  const InstrId over = ids_in_order && next_id == m.instructions.size()
+                           ? buffer_bytes.over()
+                           : FirstInstructionOverLimit(m, shape_bytes, kMaxTotalBufferBytes);
+  if (over != kNoId) return TotalBufferBytesError(m, over);
 
   const auto entry_params = m.parameters(m.entry);
   auto check_parameter = [&](int64_t parameter, const ShapeIndex& index,

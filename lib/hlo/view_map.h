@@ -1,0 +1,158 @@
+// A map from string views to 32-bit values for the text parser's hot
+// lookups (instruction names, shape text, opcodes): the caller hashes a key
+// once with HashView and passes the hash to every lookup of it. Keys are
+// views into text that outlives the map.
+#ifndef HLOMEM_LIB_HLO_VIEW_MAP_H_
+#define HLOMEM_LIB_HLO_VIEW_MAP_H_
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace hlomem::hlo {
+
+namespace view_map_internal {
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline uint64_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline uint64_t Mix(uint64_t h, uint64_t word) {
+  const uint64_t product = (h ^ word) * 0x9E3779B97F4A7C15ull;
+  return product ^ (product >> 29);
+}
+}  // namespace view_map_internal
+
+// A fast non-cryptographic hash: one multiply per 8 bytes (names and shapes
+// are 10-30 bytes), reading only the bytes of `s`.
+inline uint32_t HashView(absl::string_view s) {
+  using view_map_internal::Load32;
+  using view_map_internal::Load64;
+  using view_map_internal::Mix;
+  const char* p = s.data();
+  const size_t n = s.size();
+  // Two independent lanes, 16 bytes a round, so the multiplies overlap.
+  uint64_t h = 0x243F6A8885A308D3ull ^ n;
+  uint64_t g = 0xA4093822299F31D0ull;
+  if (n > 16) {
+    const char* last = p + n - 16;
+    while (p < last) {
+      h = Mix(h, Load64(p));
+      g = Mix(g, Load64(p + 8));
+      p += 16;
+    }
+    p = last;  // the tail, overlapping the previous round
+  }
+  if (n >= 8) {
+    h = Mix(h, Load64(p));
+    g = Mix(g, Load64(s.data() + n - 8));
+  } else if (n >= 4) {
+    h = Mix(h, Load32(p) | Load32(p + n - 4) << 32);
+  } else if (n > 0) {
+    const auto byte = [&](size_t k) { return static_cast<uint64_t>(static_cast<uint8_t>(p[k])); };
+    h = Mix(h, byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16);
+  }
+  h = Mix(h, g);
+  // Final avalanche (MurmurHash3's fmix64), so the low bits used as the
+  // table index depend on every input byte.
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  return static_cast<uint32_t>(h);
+}
+
+class ViewMap {
+ public:
+  ViewMap() { Reset(kMinCapacity); }
+
+  // The value stored for `key`, or nullptr. Valid until the next insertion.
+  uint32_t* Find(absl::string_view key, uint32_t hash) {
+    for (size_t k = hash & mask_;; k = (k + 1) & mask_) {
+      Slot& slot = slots_[k];
+      if (slot.generation != generation_) return nullptr;
+      if (slot.hash == hash && Equal(slot, key)) return &slot.value;
+    }
+  }
+
+  // Inserts (key, value) unless `key` is present; returns the stored value
+  // and whether it was inserted.
+  std::pair<uint32_t*, bool> TryEmplace(absl::string_view key, uint32_t hash, uint32_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    for (size_t k = hash & mask_;; k = (k + 1) & mask_) {
+      Slot& slot = slots_[k];
+      if (slot.generation != generation_) {
+        slot = {key.data(), static_cast<uint32_t>(key.size()), hash, value, generation_};
+        ++size_;
+        return {&slot.value, true};
+      }
+      if (slot.hash == hash && Equal(slot, key)) return {&slot.value, false};
+    }
+  }
+
+  // Empties the map in O(1); a table grown far beyond what it held is
+  // shrunk, so small maps after a big one stay cache-resident.
+  void Clear() {
+    if (slots_.size() > kMinCapacity && size_ * 16 < slots_.size()) {
+      Reset(kMinCapacity);
+      return;
+    }
+    size_ = 0;
+    if (++generation_ == 0) Reset(slots_.size());
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr size_t kMinCapacity = 64;
+
+  struct Slot {
+    const char* data;
+    uint32_t size;
+    uint32_t hash;
+    uint32_t value;
+    uint32_t generation;  // live when equal to the map's generation_
+  };
+
+  static bool Equal(const Slot& slot, absl::string_view key) {
+    return slot.size == key.size() && std::memcmp(slot.data, key.data(), key.size()) == 0;
+  }
+
+  void Reset(size_t capacity) {
+    slots_.assign(capacity, Slot{nullptr, 0, 0, 0, 0});
+    mask_ = capacity - 1;
+    size_ = 0;
+    generation_ = 1;
+  }
+
+  void Grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    const uint32_t old_generation = generation_;
+    Reset(old.size() * 2);
+    for (const Slot& slot : old) {
+      if (slot.generation != old_generation) continue;
+      size_t k = slot.hash & mask_;
+      while (slots_[k].generation == generation_) k = (k + 1) & mask_;
+      slots_[k] = slot;
+      slots_[k].generation = generation_;
+      ++size_;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+  uint32_t generation_ = 1;
+};
+
+}  // namespace hlomem::hlo
+
+#endif  // HLOMEM_LIB_HLO_VIEW_MAP_H_
