@@ -76,10 +76,13 @@ absl::string_view Module::Own(std::string text) {
 }
 
 absl::Span<const InstrId> Module::control_predecessors(InstrId id) const {
-  const Instruction& i = instructions[id];
-  return absl::MakeConstSpan(
-      control_predecessor_pool.data() + i.control_predecessors_begin,
-      i.control_predecessor_count);
+  const InstructionExtras& e = extras_of(id);
+  return absl::MakeConstSpan(control_predecessor_pool.data() + e.control_predecessors_begin,
+                             e.control_predecessor_count);
+}
+absl::string_view Module::opcode_text(InstrId id) const {
+  const absl::string_view written = extras_of(id).opcode_text;
+  return written.empty() ? OpcodeName(instructions[id].opcode) : written;
 }
 absl::Span<const Attribute> Module::attributes(InstrId id) const {
   const Instruction& i = instructions[id];
@@ -88,10 +91,9 @@ absl::Span<const Attribute> Module::attributes(InstrId id) const {
 }
 absl::Span<const OutputOperandAlias> Module::output_operand_aliases(
     InstrId id) const {
-  const Instruction& i = instructions[id];
-  return absl::MakeConstSpan(
-      output_operand_alias_pool.data() + i.output_operand_aliases_begin,
-      i.output_operand_alias_count);
+  const InstructionExtras& e = extras_of(id);
+  return absl::MakeConstSpan(output_operand_alias_pool.data() + e.output_operand_aliases_begin,
+                             e.output_operand_alias_count);
 }
 absl::Span<const int64_t> Module::dimensions(InstrId id) const {
   const Instruction& i = instructions[id];
