@@ -511,6 +511,7 @@ class TextParser {
       SkipSpace();
       if (p_ == end_ || PeekKeyword("HloModule")) break;
       if (!ParseComputation()) return false;
+      ReleaseParsedText();
     }
     if (module->computations.empty()) {
       return Error(module_start, "module has no computations");
@@ -532,6 +533,17 @@ class TextParser {
     }
     module->Finalize();
     return true;
+  }
+
+  // Parsed text need not stay resident beside the model of a 1 GB module:
+  // the views into it read back from the page cache when something (a
+  // report row, a diagnostic) touches them.
+  void ReleaseParsedText() {
+    constexpr size_t kStep = 64 << 20;
+    const auto parsed = static_cast<size_t>(p_ - begin_);
+    if (parsed < released_ + kStep) return;
+    file_->ReleasePages(released_, parsed);
+    released_ = parsed;
   }
 
   // Sizes the module's vectors from a sample of the text left, so a large
@@ -1130,6 +1142,13 @@ class TextParser {
     if (name.empty() || !IsNameStart(name.front())) {
       return Error(where, "expected a computation name");
     }
+    // Callees usually come first in the text; only forward references wait
+    // for the end of the module (and its text to be read back then).
+    const auto defined = computation_ids_.find(name);
+    if (defined != computation_ids_.end()) {
+      module_->callee_pool.push_back({role, defined->second});
+      return true;
+    }
     pending_callees_.push_back(
         {static_cast<uint32_t>(module_->callee_pool.size()), name, where});
     module_->callee_pool.push_back({role, kNoId});
@@ -1231,6 +1250,7 @@ class TextParser {
   }
 
   std::shared_ptr<const FileContents> file_;
+  size_t released_ = 0;  // ReleaseParsedText gave back data()[0, released_)
   ParseOptions options_;
   const char* begin_;
   const char* p_;
