@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -133,6 +134,18 @@ std::shared_ptr<const FileContents> FileContents::FromString(std::string path,
   contents->owned_ = std::move(bytes);
   contents->data_ = contents->owned_;
   return contents;
+}
+
+void FileContents::ReleasePages(size_t begin, size_t end) const {
+  if (mapping_ == nullptr) return;
+  end = std::min(end, mapping_size_);
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  begin = (begin + page - 1) / page * page;  // whole pages only
+  end = end / page * page;
+  if (begin >= end) return;
+  // A private, never-written file mapping: dropped pages read back from the
+  // file unchanged.
+  ::madvise(static_cast<char*>(mapping_) + begin, end - begin, MADV_DONTNEED);
 }
 
 FileContents::~FileContents() {

@@ -32,6 +32,13 @@ class FileContents {
   absl::string_view data() const { return data_; }
   bool is_mapped() const { return mapping_ != nullptr; }
 
+  // Lets the kernel drop the resident pages wholly inside data()[begin,
+  // end) from this process. The bytes stay readable (a later read maps them
+  // again from the page cache); only the memory they hold is given back.
+  // Readers of 1 GB files call it on what they have parsed, so the input
+  // does not stay resident beside the model. No-op unless mapped.
+  void ReleasePages(size_t begin, size_t end) const;
+
  private:
   FileContents() = default;
 

@@ -30,7 +30,7 @@ std::string BroadcastOperand(const Context& ctx, const Recipe& recipe) {
     const InstrId def = ctx.dataflow().value(v).instruction;
     if (m.shapes.ElementCount(m.instr(def).shape) > 1) continue;
     if (m.instr(def).opcode == Opcode::kConstant) {
-      return absl::StrCat("the constant ", m.instr(def).literal);
+      return absl::StrCat("the constant ", m.literal(def));
     }
     return absl::StrCat("the scalar ", m.instr(def).name);
   }

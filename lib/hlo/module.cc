@@ -76,10 +76,13 @@ absl::string_view Module::Own(std::string text) {
 }
 
 absl::Span<const InstrId> Module::control_predecessors(InstrId id) const {
-  const Instruction& i = instructions[id];
-  return absl::MakeConstSpan(
-      control_predecessor_pool.data() + i.control_predecessors_begin,
-      i.control_predecessor_count);
+  const InstructionExtras& e = extras_of(id);
+  return absl::MakeConstSpan(control_predecessor_pool.data() + e.control_predecessors_begin,
+                             e.control_predecessor_count);
+}
+absl::string_view Module::opcode_text(InstrId id) const {
+  const absl::string_view written = extras_of(id).opcode_text;
+  return written.empty() ? OpcodeName(instructions[id].opcode) : written;
 }
 absl::Span<const Attribute> Module::attributes(InstrId id) const {
   const Instruction& i = instructions[id];
@@ -88,10 +91,9 @@ absl::Span<const Attribute> Module::attributes(InstrId id) const {
 }
 absl::Span<const OutputOperandAlias> Module::output_operand_aliases(
     InstrId id) const {
-  const Instruction& i = instructions[id];
-  return absl::MakeConstSpan(
-      output_operand_alias_pool.data() + i.output_operand_aliases_begin,
-      i.output_operand_alias_count);
+  const InstructionExtras& e = extras_of(id);
+  return absl::MakeConstSpan(output_operand_alias_pool.data() + e.output_operand_aliases_begin,
+                             e.output_operand_alias_count);
 }
 absl::Span<const int64_t> Module::dimensions(InstrId id) const {
   const Instruction& i = instructions[id];
@@ -190,7 +192,7 @@ void Module::Finalize() {
   for (InstrId i = 0; i < n; ++i) {
     const Instruction& instr = instructions[i];
     operand_ranges[i] = {instr.operands_begin, instr.operand_count};
-    if (instr.callee_count != 0) callers_in_order.push_back(i);
+    if (instr.extras != 0 && extras[instr.extras].callee_count != 0) callers_in_order.push_back(i);
     if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
       numbered_parameters.push_back({i, instr.parameter_number});
     }

@@ -122,16 +122,31 @@ struct SourceLocation {
   bool valid() const { return !file.empty(); }
 };
 
-struct Instruction {
-  // Fields are ordered largest first so the struct has no padding: a 1 GB
-  // module holds millions of these.
-  absl::string_view name;
-  // The opcode as written; differs from OpcodeName(opcode) for unknown
+// What few instructions have (calls, constants, custom calls, control
+// dependencies, unusual spellings), kept out of Instruction so the millions
+// of plain ones stay small.
+struct InstructionExtras {
+  // The opcode as written, when it differs from OpcodeName(opcode): unknown
   // opcodes and async syntax sugar ("custom-call-start" is an async-start).
   absl::string_view opcode_text;
   absl::string_view custom_call_target;  // unquoted
   // constant(...) payload, verbatim ("0", "{...}", "{1, 2}").
   absl::string_view literal;
+  uint32_t callees_begin = 0, callee_count = 0;
+  uint32_t control_predecessors_begin = 0, control_predecessor_count = 0;
+  uint32_t output_operand_aliases_begin = 0, output_operand_alias_count = 0;
+
+  bool empty() const {
+    return opcode_text.empty() && custom_call_target.empty() && literal.empty() &&
+           callee_count == 0 && control_predecessor_count == 0 &&
+           output_operand_alias_count == 0;
+  }
+};
+
+struct Instruction {
+  // 88 bytes, fields largest first so there is no padding: a 1 GB module
+  // holds millions of these.
+  absl::string_view name;
   int64_t parameter_number = -1;  // parameter(N)
   int64_t tuple_index = -1;       // get-tuple-element index=N
   // Where the instruction starts in the input: a byte offset for text, the
@@ -141,13 +156,11 @@ struct Instruction {
   CompId parent = kNoId;
 
   uint32_t operands_begin = 0, operand_count = 0;
-  uint32_t callees_begin = 0, callee_count = 0;
-  uint32_t control_predecessors_begin = 0, control_predecessor_count = 0;
   uint32_t attributes_begin = 0, attribute_count = 0;
-  uint32_t output_operand_aliases_begin = 0, output_operand_alias_count = 0;
   uint32_t dimensions_begin = 0, dimension_count = 0;
 
   uint32_t metadata = 0;  // index into Module::metadata; 0 means none
+  uint32_t extras = 0;    // index into Module::extras; 0 means none
   Opcode opcode = Opcode::kUnknown;
   FusionKind fusion_kind = FusionKind::kNone;
   bool is_root = false;
@@ -202,6 +215,15 @@ class Module {
   std::vector<OutputOperandAlias> output_operand_alias_pool;
   std::vector<int64_t> dimension_pool;
   std::vector<OpMetadata> metadata;  // [0] is the empty metadata
+  std::vector<InstructionExtras> extras;  // [0] is the empty extras
+
+  // Gives `instr` these extras (nothing when they are empty).
+  void SetExtras(Instruction* instr, const InstructionExtras& e) {
+    if (e.empty()) return;
+    if (extras.empty()) extras.emplace_back();
+    instr->extras = static_cast<uint32_t>(extras.size());
+    extras.push_back(e);
+  }
 
   // --- provenance -----------------------------------------------------------
   std::string path;  // the file it was read from
@@ -223,10 +245,19 @@ class Module {
     const Instruction& i = instructions[id];
     return absl::MakeConstSpan(operand_pool.data() + i.operands_begin, i.operand_count);
   }
-  absl::Span<const Callee> callees(InstrId id) const {
-    const Instruction& i = instructions[id];
-    return absl::MakeConstSpan(callee_pool.data() + i.callees_begin, i.callee_count);
+  const InstructionExtras& extras_of(InstrId id) const {
+    static const InstructionExtras kNone;
+    const uint32_t e = instructions[id].extras;
+    return e == 0 ? kNone : extras[e];
   }
+  absl::Span<const Callee> callees(InstrId id) const {
+    const InstructionExtras& e = extras_of(id);
+    return absl::MakeConstSpan(callee_pool.data() + e.callees_begin, e.callee_count);
+  }
+  // The opcode as written (OpcodeName(opcode) unless spelled otherwise).
+  absl::string_view opcode_text(InstrId id) const;
+  absl::string_view custom_call_target(InstrId id) const { return extras_of(id).custom_call_target; }
+  absl::string_view literal(InstrId id) const { return extras_of(id).literal; }
   absl::Span<const InstrId> control_predecessors(InstrId id) const;
   absl::Span<const Attribute> attributes(InstrId id) const;
   absl::Span<const OutputOperandAlias> output_operand_aliases(InstrId id) const;

@@ -157,9 +157,9 @@ void Differ::CompareInstruction(const std::string& where, InstrId ia, InstrId ib
   const Instruction& y = b_.instructions[ib];
   const std::string at = absl::StrCat(where, ": instruction '", x.name, "'");
   CompareText(where, "instruction name", x.name, y.name);
-  if (x.opcode != y.opcode || (x.opcode == Opcode::kUnknown && x.opcode_text != y.opcode_text)) {
-    Report(at, "opcode", x.opcode == Opcode::kUnknown ? x.opcode_text : OpcodeName(x.opcode),
-           y.opcode == Opcode::kUnknown ? y.opcode_text : OpcodeName(y.opcode));
+  if (x.opcode != y.opcode || (x.opcode == Opcode::kUnknown && a_.opcode_text(ia) != b_.opcode_text(ib))) {
+    Report(at, "opcode", x.opcode == Opcode::kUnknown ? a_.opcode_text(ia) : OpcodeName(x.opcode),
+           y.opcode == Opcode::kUnknown ? b_.opcode_text(ib) : OpcodeName(y.opcode));
   }
   Compare(at, "shape", Shape(a_, ia), Shape(b_, ib));
   Compare(at, "is_root", x.is_root, y.is_root);
@@ -170,8 +170,8 @@ void Differ::CompareInstruction(const std::string& where, InstrId ia, InstrId ib
   if (x.fusion_kind != y.fusion_kind) {
     Report(at, "fusion_kind", FusionKindName(x.fusion_kind), FusionKindName(y.fusion_kind));
   }
-  CompareText(at, "custom_call_target", Unescaped(x.custom_call_target),
-              Unescaped(y.custom_call_target));
+  CompareText(at, "custom_call_target", Unescaped(a_.custom_call_target(ia)),
+              Unescaped(b_.custom_call_target(ib)));
   Compare(at, "dimensions",
           absl::StrCat("{", absl::StrJoin(a_.dimensions(ia), ","), "}"),
           absl::StrCat("{", absl::StrJoin(b_.dimensions(ib), ","), "}"));

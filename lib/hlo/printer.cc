@@ -45,12 +45,12 @@ std::string PrintInstruction(const Module& m, InstrId id) {
   std::string out;
   if (instr.is_root) out.append("ROOT ");
   absl::StrAppend(&out, instr.name, " = ", m.shapes.ToString(instr.shape), " ",
-                  instr.opcode_text.empty() ? OpcodeName(instr.opcode) : instr.opcode_text,
+                  m.opcode_text(id),
                   "(");
   if (instr.opcode == Opcode::kParameter) {
     absl::StrAppend(&out, instr.parameter_number);
   } else if (instr.opcode == Opcode::kConstant) {
-    absl::StrAppend(&out, instr.literal);
+    absl::StrAppend(&out, m.literal(id));
   } else {
     bool first = true;
     for (InstrId op : m.operands(id)) {

@@ -310,8 +310,10 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
                                              CompId comp_id, uint64_t ordinal,
                                              Instruction* out) {
   out->name = strings_.AddUnique(i.name());
-  out->opcode_text = strings_.Add(i.opcode());
-  out->opcode = OpcodeFromName(out->opcode_text).value_or(Opcode::kUnknown);
+  InstructionExtras extras;
+  const absl::string_view opcode_text = strings_.Add(i.opcode());
+  out->opcode = OpcodeFromName(opcode_text).value_or(Opcode::kUnknown);
+  if (opcode_text != OpcodeName(out->opcode)) extras.opcode_text = opcode_text;
   out->parent = comp_id;
   out->source_offset = ordinal;
   if (!i.has_shape()) return InstructionError(c, i, "has no shape");
@@ -359,7 +361,7 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
       break;
     }
     case Opcode::kCustomCall:
-      out->custom_call_target = strings_.Add(i.custom_call_target());
+      extras.custom_call_target = strings_.Add(i.custom_call_target());
       break;
     default:
       break;
@@ -403,7 +405,7 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
   }
   if (i.output_operand_aliasing_size() > 0) {
     std::vector<std::string> parts;
-    out->output_operand_aliases_begin =
+    extras.output_operand_aliases_begin =
         static_cast<uint32_t>(module_.output_operand_alias_pool.size());
     for (const auto& a : i.output_operand_aliasing()) {
       OutputOperandAlias alias;
@@ -415,13 +417,13 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
                                    ShapeIndexToString(alias.operand_index), ")"));
       module_.output_operand_alias_pool.push_back(std::move(alias));
     }
-    out->output_operand_alias_count = static_cast<uint32_t>(i.output_operand_aliasing_size());
+    extras.output_operand_alias_count = static_cast<uint32_t>(i.output_operand_aliasing_size());
     attributes_.emplace_back("output_to_operand_aliasing",
                              absl::StrCat("{", absl::StrJoin(parts, ", "), "}"));
   }
 
   // Called computations.
-  out->callees_begin = static_cast<uint32_t>(module_.callee_pool.size());
+  extras.callees_begin = static_cast<uint32_t>(module_.callee_pool.size());
   std::vector<std::string> branch_names, called_names;
   for (int k = 0; k < i.called_computation_ids_size(); ++k) {
     const int64_t id = i.called_computation_ids(k);
@@ -441,7 +443,7 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
       attributes_.emplace_back(CallRoleName(role), callee_name);
     }
   }
-  out->callee_count = static_cast<uint32_t>(module_.callee_pool.size()) - out->callees_begin;
+  extras.callee_count = static_cast<uint32_t>(module_.callee_pool.size()) - extras.callees_begin;
   if (!branch_names.empty()) {
     attributes_.emplace_back("branch_computations",
                              absl::StrCat("{", absl::StrJoin(branch_names, ", "), "}"));
@@ -455,15 +457,15 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
     attributes_.emplace_back("frontend_attributes",
                              FrontendAttributesText(i.frontend_attributes()));
   }
-  out->control_predecessors_begin =
+  extras.control_predecessors_begin =
       static_cast<uint32_t>(module_.control_predecessor_pool.size());
   for (int64_t id : i.control_predecessor_ids()) {
     HLOMEM_RETURN_IF_ERROR(
         resolve(id, "control predecessor", &module_.control_predecessor_pool));
   }
-  out->control_predecessor_count =
+  extras.control_predecessor_count =
       static_cast<uint32_t>(module_.control_predecessor_pool.size()) -
-      out->control_predecessors_begin;
+      extras.control_predecessors_begin;
   if (i.control_predecessor_ids_size() > 0) {
     std::vector<absl::string_view> names;
     for (int64_t id : i.control_predecessor_ids()) {
@@ -492,6 +494,7 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
     module_.attribute_pool.push_back({key, strings_.Add(value)});
   }
   out->attribute_count = static_cast<uint32_t>(attributes_.size());
+  module_.SetExtras(out, extras);
   return absl::OkStatus();
 }
 

@@ -515,6 +515,7 @@ class TextParser {
       SkipSpace();
       if (p_ == end_ || PeekKeyword("HloModule")) break;
       if (!ParseComputation()) return false;
+      ReleaseParsedText();
     }
     if (module->computations.empty()) {
       return Error(module_start, "module has no computations");
@@ -536,6 +537,17 @@ class TextParser {
     }
     module->Finalize();
     return true;
+  }
+
+  // Parsed text need not stay resident beside the model of a 1 GB module:
+  // the views into it read back from the page cache when something (a
+  // report row, a diagnostic) touches them.
+  void ReleaseParsedText() {
+    constexpr size_t kStep = 64 << 20;
+    const auto parsed = static_cast<size_t>(p_ - begin_);
+    if (parsed < released_ + kStep) return;
+    file_->ReleasePages(released_, parsed);
+    released_ = parsed;
   }
 
   // Sizes the module's vectors from a sample of the text left, so a large
@@ -842,6 +854,7 @@ class TextParser {
     SkipSpace();
     const char* start = p_;
     Instruction instr;
+    InstructionExtras extras;
     instr.parent = comp;
     instr.source_offset = static_cast<uint64_t>(line_start - begin_);
     if (!LexName(&instr.name, "an instruction name")) return false;
@@ -852,11 +865,11 @@ class TextParser {
     const char* opcode_start = p_;
     absl::string_view opcode_text;
     if (!LexName(&opcode_text, "an opcode")) return false;
-    instr.opcode_text = opcode_text;
     instr.opcode = LookUpOpcode(opcode_text);
     if (instr.opcode == Opcode::kUnknown) {
       return Error(opcode_start, absl::StrCat("unknown opcode '", opcode_text, "'"));
     }
+    if (opcode_text != OpcodeName(instr.opcode)) extras.opcode_text = opcode_text;
 
     // The name is claimed now (one hash lookup) and gets its id once the
     // implicit get-tuple-elements of compact operands have theirs.
@@ -890,10 +903,10 @@ class TextParser {
         ++p_;
       }
       if (p_ == end_) return Error(literal_start - 1, "unbalanced '(' in constant");
-      instr.literal = absl::string_view(literal_start, static_cast<size_t>(p_ - literal_start));
-      while (!instr.literal.empty() &&
-             absl::ascii_isspace(static_cast<unsigned char>(instr.literal.back()))) {
-        instr.literal.remove_suffix(1);
+      extras.literal = absl::string_view(literal_start, static_cast<size_t>(p_ - literal_start));
+      while (!extras.literal.empty() &&
+             absl::ascii_isspace(static_cast<unsigned char>(extras.literal.back()))) {
+        extras.literal.remove_suffix(1);
       }
       ++p_;
     } else if (!Consume(')')) {
@@ -913,27 +926,28 @@ class TextParser {
     }
 
     instr.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
-    instr.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
-    instr.control_predecessors_begin =
+    extras.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
+    extras.control_predecessors_begin =
         static_cast<uint32_t>(module_->control_predecessor_pool.size());
-    instr.output_operand_aliases_begin =
+    extras.output_operand_aliases_begin =
         static_cast<uint32_t>(module_->output_operand_alias_pool.size());
     instr.dimensions_begin = static_cast<uint32_t>(module_->dimension_pool.size());
     while (Consume(',')) {
-      if (!ParseAttribute(&instr)) return false;
+      if (!ParseAttribute(&instr, &extras)) return false;
     }
     instr.attribute_count =
         static_cast<uint32_t>(module_->attribute_pool.size()) - instr.attributes_begin;
-    instr.callee_count =
-        static_cast<uint32_t>(module_->callee_pool.size()) - instr.callees_begin;
-    instr.control_predecessor_count =
+    extras.callee_count =
+        static_cast<uint32_t>(module_->callee_pool.size()) - extras.callees_begin;
+    extras.control_predecessor_count =
         static_cast<uint32_t>(module_->control_predecessor_pool.size()) -
-        instr.control_predecessors_begin;
-    instr.output_operand_alias_count =
+        extras.control_predecessors_begin;
+    extras.output_operand_alias_count =
         static_cast<uint32_t>(module_->output_operand_alias_pool.size()) -
-        instr.output_operand_aliases_begin;
+        extras.output_operand_aliases_begin;
     instr.dimension_count =
         static_cast<uint32_t>(module_->dimension_pool.size()) - instr.dimensions_begin;
+    module_->SetExtras(&instr, extras);
     module_->instructions.push_back(instr);
     if (prefault_) {
       PrefaultAhead(module_->instructions, &prefaulted_[0]);
@@ -1043,7 +1057,6 @@ class TextParser {
         Instruction gte;
         gte.name = d + 1 == c.index.size() ? c.text : c.base;
         gte.opcode = Opcode::kGetTupleElement;
-        gte.opcode_text = OpcodeName(Opcode::kGetTupleElement);
         gte.shape = shape.tuple_elements[static_cast<size_t>(k)];
         gte.parent = comp;
         gte.tuple_index = k;
@@ -1053,11 +1066,6 @@ class TextParser {
         gte.operand_count = 1;
         module_->operand_pool.push_back(tuple);
         gte.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
-        gte.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
-        gte.control_predecessors_begin =
-            static_cast<uint32_t>(module_->control_predecessor_pool.size());
-        gte.output_operand_aliases_begin =
-            static_cast<uint32_t>(module_->output_operand_alias_pool.size());
         gte.dimensions_begin = static_cast<uint32_t>(module_->dimension_pool.size());
         tuple = static_cast<InstrId>(module_->instructions.size());
         module_->instructions.push_back(gte);
@@ -1077,7 +1085,7 @@ class TextParser {
   }
 
   // attribute ::= name '=' value
-  bool ParseAttribute(Instruction* instr) {
+  bool ParseAttribute(Instruction* instr, InstructionExtras* extras) {
     absl::string_view key, value;
     if (!LexName(&key, "an attribute name")) return false;
     if (!Expect('=')) return false;
@@ -1125,7 +1133,7 @@ class TextParser {
           if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
             target = target.substr(1, target.size() - 2);
           }
-          instr->custom_call_target = target;
+          extras->custom_call_target = target;
           return true;
         }
         if (key == "control-predecessors") {
@@ -1184,6 +1192,12 @@ class TextParser {
     if (!name.empty() && name.front() == '%') name.remove_prefix(1);
     if (name.empty() || !IsNameStart(name.front())) {
       return Error(where, "expected a computation name");
+    }
+    // Callees usually come first in the text; only forward references wait
+    // for the end of the module (and its text to be read back then).
+    if (const uint32_t* defined = computation_ids_.Find(name, HashView(name))) {
+      module_->callee_pool.push_back({role, *defined});
+      return true;
     }
     pending_callees_.push_back(
         {static_cast<uint32_t>(module_->callee_pool.size()), name, where});
@@ -1309,6 +1323,7 @@ class TextParser {
   }
 
   std::shared_ptr<const FileContents> file_;
+  size_t released_ = 0;  // ReleaseParsedText gave back data()[0, released_)
   ParseOptions options_;
   const char* begin_;
   const char* p_;

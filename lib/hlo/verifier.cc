@@ -363,7 +363,7 @@ absl::Status VerifyModule(const Module& m) {
     scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
     for (InstrId i : m.instructions_of(c)) {
       HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
-      if (m.instr(i).callee_count != 0) scratch.calling.push_back(i);
+      if (!m.callees(i).empty()) scratch.calling.push_back(i);
       ids_in_order = ids_in_order && i == next_id++;
       if (ids_in_order) buffer_bytes.Add(m, i);
     }

@@ -195,7 +195,7 @@ BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord&
   BufferRow row;
   row.instruction = std::string(instr.name);
   row.shape_index.assign(record.index.begin(), record.index.end());
-  row.opcode = std::string(instr.opcode_text);
+  row.opcode = std::string(module.opcode_text(record.instruction));
   row.shape = module.shapes.ToString(record.shape);
   row.bytes = record.bytes;
   row.kind = std::string(analysis::BufferKindName(record.kind));

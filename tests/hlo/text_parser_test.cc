@@ -87,7 +87,7 @@ ENTRY %main (p: f32[16]) -> f32[] {
   EXPECT_EQ(m.instr(m.operands(r)[0]).name, "p");
   EXPECT_THAT(m.dimensions(r), ElementsAre(0));
   EXPECT_EQ(m.comp(m.callee(r, CallRole::kToApply)).name, "add");
-  EXPECT_EQ(m.instr(m.FindInstruction("zero")).literal, "0");
+  EXPECT_EQ(m.literal(m.FindInstruction("zero")), "0");
 }
 
 TEST(TextParserTest, TuplesIndexCommentsAndElidedConstants) {
@@ -105,7 +105,7 @@ ENTRY e {
   EXPECT_EQ(m.operands(t).size(), 6u);
   EXPECT_EQ(m.shapes.ByteSize(m.instr(t).shape), 6 * 8);  // pointer table
   EXPECT_EQ(m.instr(m.FindInstruction("g")).tuple_index, 5);
-  EXPECT_EQ(m.instr(m.FindInstruction("a")).literal, "{...}");
+  EXPECT_EQ(m.literal(m.FindInstruction("a")), "{...}");
 }
 
 TEST(TextParserTest, LayoutsAndElementTypes) {
@@ -165,7 +165,7 @@ ENTRY e {
   ASSERT_EQ(m.buffer_donors.size(), 1u);
   EXPECT_EQ(m.buffer_donors[0].parameter, 2);
   const InstrId cc = m.FindInstruction("cc");
-  EXPECT_EQ(m.instr(cc).custom_call_target, "my_op");
+  EXPECT_EQ(m.custom_call_target(cc), "my_op");
   ASSERT_EQ(m.output_operand_aliases(cc).size(), 1u);
   EXPECT_EQ(m.output_operand_aliases(cc)[0].operand, 0);
   const InstrId t = m.FindInstruction("t");
@@ -297,7 +297,7 @@ ENTRY e {
   EXPECT_EQ(m.comp(0).execution_thread, "host");
   EXPECT_EQ(m.instr(m.FindInstruction("s")).opcode, Opcode::kAsyncStart);
   EXPECT_EQ(m.instr(m.FindInstruction("d")).opcode, Opcode::kAsyncDone);
-  EXPECT_EQ(m.instr(m.FindInstruction("s")).opcode_text, "custom-call-start");
+  EXPECT_EQ(m.opcode_text(m.FindInstruction("s")), "custom-call-start");
 }
 
 TEST(TextParserTest, PrintThenParseGivesTheSameModel) {
