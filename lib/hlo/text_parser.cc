@@ -777,6 +777,9 @@ class TextParser {
     if (!Expect('{')) return false;
 
     const CompId id = static_cast<CompId>(module_->computations.size());
+    // Calls look computations up by name until the end of the module; a
+    // copy of the name keeps those lookups off the released input pages.
+    comp.name = module_->Own(std::string(comp.name));
     if (!computation_ids_.TryEmplace(comp.name, HashView(comp.name), id).second) {
       return Error(start, absl::StrCat("computation '", comp.name, "' is already defined"));
     }
