@@ -169,6 +169,7 @@ struct Instruction {
   // omitted. The printer folds it back into the operand.
   bool is_implicit = false;
 };
+static_assert(sizeof(Instruction) <= 88, "Instruction grew: rare fields belong in InstructionExtras");
 
 struct Computation {
   absl::string_view name;
