@@ -165,6 +165,16 @@ class TextParser {
     return absl::OkStatus();
   }
 
+  // A value: an instruction name (up to one of `stops`, which include '{'),
+  // then its shape index where one is written (`x`, `x{1,0}`).
+  absl::Status ExpectValueName(Cursor& cursor, absl::string_view stops, std::string* name,
+                               std::vector<int64_t>* index, bool* has_index = nullptr) const {
+    HLOMEM_RETURN_IF_ERROR(ExpectName(cursor, stops, name));
+    const bool present = !cursor.rest().empty() && cursor.rest()[0] == '{';
+    if (has_index != nullptr) *has_index = present;
+    return present ? ExpectShapeIndex(cursor, index) : absl::OkStatus();
+  }
+
   // The text up to the closing '|' of a `|shape|`, whose opening bar has been
   // consumed; the bar must come before `end` (a position in the line).
   absl::Status ExpectUntilBar(Cursor& cursor, size_t end,
@@ -287,11 +297,8 @@ absl::Status ParseValueLine(const TextParser& parser, Cursor& cursor,
   HLOMEM_RETURN_IF_ERROR(
       parser.ExpectNonNegativeInt(cursor, "value id", &value->id));
   HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, " "));
-  HLOMEM_RETURN_IF_ERROR(parser.ExpectName(cursor, "{ >", &value->instruction));
-  if (!cursor.rest().empty() && cursor.rest()[0] == '{') {
-    HLOMEM_RETURN_IF_ERROR(
-        parser.ExpectShapeIndex(cursor, &value->shape_index));
-  }
+  HLOMEM_RETURN_IF_ERROR(
+      parser.ExpectValueName(cursor, "{ >", &value->instruction, &value->shape_index));
   if (cursor.Consume(" (phi)")) value->is_phi = true;
   if (cursor.Consume(" @")) {
     HLOMEM_RETURN_IF_ERROR(
@@ -383,11 +390,7 @@ absl::Status ParseLiveRangeAt(const TextParser& parser, size_t pos,
       case LiveRangeSection::kBuffers: {
         XlaLiveRange::Range range;
         HLOMEM_RETURN_IF_ERROR(
-            parser.ExpectName(cursor, "{:", &range.instruction));
-        if (!cursor.rest().empty() && cursor.rest()[0] == '{') {
-          HLOMEM_RETURN_IF_ERROR(
-              parser.ExpectShapeIndex(cursor, &range.shape_index));
-        }
+            parser.ExpectValueName(cursor, "{:", &range.instruction, &range.shape_index));
         HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ":"));
         HLOMEM_RETURN_IF_ERROR(
             parser.ExpectInt(cursor, "start time", &range.start));
@@ -402,13 +405,11 @@ absl::Status ParseLiveRangeAt(const TextParser& parser, size_t pos,
       }
       case LiveRangeSection::kPeak: {
         XlaLiveRange::PeakValue peak;
+        std::vector<int64_t> index;
+        bool has_index = false;
         HLOMEM_RETURN_IF_ERROR(
-            parser.ExpectName(cursor, "{:", &peak.instruction));
-        if (!cursor.rest().empty() && cursor.rest()[0] == '{') {
-          peak.shape_index.emplace();
-          HLOMEM_RETURN_IF_ERROR(
-              parser.ExpectShapeIndex(cursor, &*peak.shape_index));
-        }
+            parser.ExpectValueName(cursor, "{:", &peak.instruction, &index, &has_index));
+        if (has_index) peak.shape_index = std::move(index);
         HLOMEM_RETURN_IF_ERROR(parser.Expect(cursor, ": "));
         HLOMEM_RETURN_IF_ERROR(
             parser.ExpectNonNegativeInt(cursor, "byte count", &peak.bytes));

@@ -192,7 +192,7 @@ void Module::Finalize() {
   for (InstrId i = 0; i < n; ++i) {
     const Instruction& instr = instructions[i];
     operand_ranges[i] = {instr.operands_begin, instr.operand_count};
-    if (instr.extras != 0 && extras[instr.extras].callee_count != 0) callers_in_order.push_back(i);
+    if (!callees(i).empty()) callers_in_order.push_back(i);
     if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
       numbered_parameters.push_back({i, instr.parameter_number});
     }
