@@ -75,6 +75,28 @@ absl::string_view Module::Own(std::string text) {
   return owned_strings_.back();
 }
 
+void Module::OwnNamesOutsideFusions() {
+  size_t bytes = 0;
+  for (const Computation& c : computations) {
+    if (c.is_fusion) continue;
+    for (InstrId i : instructions_of(static_cast<CompId>(&c - computations.data()))) {
+      bytes += instructions[i].name.size();
+    }
+  }
+  // One buffer, reserved whole so the views taken while filling it stay valid.
+  std::string& names = owned_strings_.emplace_back();
+  names.reserve(bytes);
+  for (const Computation& c : computations) {
+    if (c.is_fusion) continue;
+    for (InstrId i : instructions_of(static_cast<CompId>(&c - computations.data()))) {
+      absl::string_view& name = instructions[i].name;
+      const size_t at = names.size();
+      names.append(name.data(), name.size());
+      name = absl::string_view(names.data() + at, name.size());
+    }
+  }
+}
+
 absl::Span<const InstrId> Module::control_predecessors(InstrId id) const {
   const InstructionExtras& e = extras_of(id);
   return absl::MakeConstSpan(control_predecessor_pool.data() + e.control_predecessors_begin,

@@ -312,6 +312,11 @@ class Module {
   absl::Status InstructionError(InstrId id, absl::string_view message) const;
   absl::Status ComputationError(CompId id, absl::string_view message) const;
 
+  // Copies the names of the instructions outside fused computations (the
+  // ones buffers are reported under) into the module, so they no longer
+  // view the input. Call after Finalize.
+  void OwnNamesOutsideFusions();
+
   // Builds the derived tables (users, callers, parameters, fusion flags).
   // The readers call it after building the module.
   void Finalize();

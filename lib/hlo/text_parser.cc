@@ -536,6 +536,14 @@ class TextParser {
       module->computations.back().is_entry = true;
     }
     module->Finalize();
+    if (released_ > 0) {
+      // The reports name the buffers of unfused instructions long after
+      // parsing; reading those names from the released text would bring a
+      // large module's entry computation back into memory.
+      module->OwnNamesOutsideFusions();
+      file_->ReleasePages(static_cast<size_t>(module_start - begin_),
+                          static_cast<size_t>(p_ - begin_));
+    }
     return true;
   }
 

@@ -254,12 +254,12 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
     out.warnings = std::move(in.warnings);
     if (in.xla) out.xla = FromXla(*in.xla);
     if (in.module) {
-      out.module = std::make_unique<hlo::Module>(std::move(*in.module));
-      out.scheduled = out.module->is_scheduled;
+      const hlo::Module& module = *in.module;
+      out.scheduled = module.is_scheduled;
       // Tiled layouts are TPU's: their buffers occupy the padded size.
       bool tiled = false;
-      for (hlo::ShapeId id = 0; id < out.module->shapes.size() && !tiled; ++id) {
-        const hlo::Shape& shape = out.module->shapes.get(id);
+      for (hlo::ShapeId id = 0; id < module.shapes.size() && !tiled; ++id) {
+        const hlo::Shape& shape = module.shapes.get(id);
         tiled = shape.layout && !shape.layout->tiles.empty();
       }
       if (tiled && out.backend.empty()) out.backend = "tpu";
@@ -270,18 +270,17 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                                  : 64;
       std::optional<ScopedPhase> phase(std::in_place, "analyze");
       absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
-          analysis::BufferAssignment::Run(*out.module, assign);
+          analysis::BufferAssignment::Run(module, assign);
       if (!assignment.ok()) {
         errors[k] = assignment.status();
         return;
       }
-      out.assignment = std::move(*assignment);
-      out.profile = analysis::ComputeMemoryProfile(*out.assignment);
-      out.computed = FromAssignment(*out.assignment, out.profile);
-      out.schedule_length = out.assignment->schedule().end_time();
+      out.profile = analysis::ComputeMemoryProfile(**assignment);
+      out.computed = FromAssignment(**assignment, out.profile);
+      out.schedule_length = (*assignment)->schedule().end_time();
       out.rows.reserve(out.profile.buffers.size());
       for (const analysis::BufferRecord& r : out.profile.buffers) {
-        out.rows.push_back(MakeBufferRow(*out.module, r));
+        out.rows.push_back(MakeBufferRow(module, r));
       }
       if (!out.scheduled) {
         out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
@@ -295,7 +294,10 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
       if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
       phase.emplace("detect");
       out.findings = detect::RunDetectors(
-          detect::DetectorInput{*out.module, *out.assignment, out.profile}, options.detect);
+          detect::DetectorInput{module, **assignment, out.profile}, options.detect);
+      phase.reset();
+      assignment->reset();  // frees the analysis before the model it points into
+      in.module.reset();
     }
     analyzed[k] = std::move(out);
   });

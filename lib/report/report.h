@@ -108,8 +108,9 @@ struct ModuleReport {
   bool exact = false;
   std::string estimate_reason;  // why not exact
 
-  std::unique_ptr<hlo::Module> module;
-  std::unique_ptr<analysis::BufferAssignment> assignment;
+  // The model and its buffer assignment are freed once the module is
+  // analysed: what the writers need is copied out below, so a directory's
+  // modules and a 1 GB module's report need not keep them.
   analysis::MemoryProfile profile;
   std::optional<MemoryNumbers> computed;
   std::optional<MemoryNumbers> xla;
