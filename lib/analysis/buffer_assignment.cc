@@ -243,14 +243,14 @@ class BufferAssigner {
     auto position_time = [&](NodeId node) -> int64_t {
       const InstrId i = df_->node_instruction(node);
       const hlo::Instruction& instr = m_.instr(i);
-      if (s.time_of[i] < 0) return -1;
+      if (s.time_of(i) < 0) return -1;
       const hlo::Computation& c = m_.comp(instr.parent);
-      return c.root == i ? s.span_end[instr.parent] : s.time_of[i];
+      return c.root == i ? s.span_end[instr.parent] : s.time_of(i);
     };
     for (ValueId v = 0; v < n; ++v) {
       const HloValue& val = value(v);
       const InstrId i = val.instruction;
-      const int64_t t = s.time_of[i];
+      const int64_t t = s.time_of(i);
       if (t < 0) continue;  // fusion bodies and thread-local computations
       const hlo::Instruction& instr = m_.instr(i);
       const CompId c = instr.parent;
@@ -276,7 +276,7 @@ class BufferAssigner {
           if (params.empty() || params[0] == hlo::kNoId) continue;
           used = params[0];
         }
-        if (s.time_of[used] >= 0) r.end = std::max(r.end, s.time_of[used]);
+        if (s.time_of(used) >= 0) r.end = std::max(r.end, s.time_of(used));
       }
       if (IsEntryParameter(i) && !ParameterIsAliased(instr.parameter_number, val.index)) {
         r.end = s.end_time();

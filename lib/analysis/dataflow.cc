@@ -64,9 +64,26 @@ CallGraph BuildCallGraph(const Module& m) {
   return graph;
 }
 
+UnfusedIndex::UnfusedIndex(const Module& module)
+    : module_(&module), delta_(module.computations.size(), kFusedDelta) {
+  for (CompId c = 0; c < module.computations.size(); ++c) {
+    if (!module.comp(c).is_fusion) computations_.push_back(c);
+  }
+  std::sort(computations_.begin(), computations_.end(), [&](CompId a, CompId b) {
+    return module.comp(a).first_instruction < module.comp(b).first_instruction;
+  });
+  int64_t next = 0;
+  for (CompId c : computations_) {
+    delta_[c] = next - static_cast<int64_t>(module.comp(c).first_instruction);
+    next += module.comp(c).instruction_count;
+  }
+  size_ = static_cast<uint32_t>(next);
+}
+
 FlatSchedule FlattenSchedule(const Module& m) {
   FlatSchedule s;
-  s.time_of.assign(m.instructions.size(), -1);
+  s.unfused = UnfusedIndex(m);
+  s.unfused_time.assign(s.unfused.size(), -1);
   s.span_start.assign(m.computations.size(), -1);
   s.span_end.assign(m.computations.size(), -1);
   // Explicit stack of (computation, next instruction, whether the callees of
@@ -125,7 +142,8 @@ FlatSchedule FlattenSchedule(const Module& m) {
       }
       if (stack.size() - 1 != top) continue;
     }
-    s.time_of[i] = s.end_time();
+    const uint32_t k = s.unfused.of(i);
+    if (k != UnfusedIndex::kFused) s.unfused_time[k] = s.end_time();
     s.sequence.push_back(i);
     ++stack[top].next;
     stack[top].callees_done = false;
@@ -172,12 +190,12 @@ NodeId Dataflow::NodeAt(InstrId i, const ShapeIndex& index) const {
   if (node_count(i) == 0) return kNone;
   NodeLayout layout(module_->shapes);
   const uint32_t offset = layout.offset_of(module_->instr(i).shape, index);
-  return offset == kNone ? kNone : node_begin_[i] + offset;
+  return offset == kNone ? kNone : node_begin(i) + offset;
 }
 
 ShapeIndex Dataflow::IndexOf(NodeId n) const {
   const InstrId i = node_instruction_[n];
-  uint32_t target = n - node_begin_[i];
+  uint32_t target = n - node_begin(i);
   ShapeIndex index;
   ShapeId s = module_->instr(i).shape;
   NodeLayout layout(module_->shapes);
@@ -404,42 +422,42 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   Dataflow df;
   df.module_ = &m;
   NodeLayout layout(m.shapes);
-  const size_t instr_count = m.instructions.size();
-
   // Nodes. Instructions inside fused computations get none: XLA never
   // assigns their outputs a buffer (a fusion is one kernel), and they are
   // most of a large module's instructions.
-  auto tracked = [&](InstrId i) { return !m.comp(m.instr(i).parent).is_fusion; };
-  df.node_begin_.resize(instr_count + 1);
+  df.unfused_ = UnfusedIndex(m);
+  const UnfusedIndex& unfused = df.unfused_;
+  const uint32_t unfused_count = unfused.size();
+  df.node_begin_.resize(unfused_count + 1);
   uint64_t total_nodes = 0;
-  for (InstrId i = 0; i < instr_count; ++i) {
-    df.node_begin_[i] = static_cast<NodeId>(total_nodes);
-    if (tracked(i)) total_nodes += layout.count(m.instr(i).shape);
+  uint32_t k = 0;
+  for (InstrId i : unfused.instructions()) {
+    df.node_begin_[k++] = static_cast<NodeId>(total_nodes);
+    total_nodes += layout.count(m.instr(i).shape);
     if (total_nodes >= kNone) {
       return absl::ResourceExhaustedError(
           absl::StrCat(m.path, ": error: module has more than 2^32 tuple elements"));
     }
   }
-  df.node_begin_[instr_count] = static_cast<NodeId>(total_nodes);
+  df.node_begin_[unfused_count] = static_cast<NodeId>(total_nodes);
   df.node_instruction_.resize(total_nodes);
   df.node_shape_.resize(total_nodes);
-  for (InstrId i = 0; i < instr_count; ++i) {
-    if (df.node_count(i) == 0) continue;
-    NodeId n = df.node_begin_[i];
+  for (InstrId i : unfused.instructions()) {
+    NodeId n = df.node_begin(i);
     m.shapes.ForEachSubshape(m.instr(i).shape, [&](const ShapeIndex&, ShapeId s) {
       df.node_instruction_[n] = i;
       df.node_shape_[n] = s;
       ++n;
     });
   }
-  auto node = [&](InstrId i, uint32_t offset) { return df.node_begin_[i] + offset; };
+  auto node = [&](InstrId i, uint32_t offset) { return df.node_begin(i) + offset; };
   auto is_tuple_node = [&](NodeId n) { return m.shapes.get(df.node_shape_[n]).is_tuple(); };
 
   // Which nodes define a value.
   std::vector<bool> defines(total_nodes, false);
-  for (InstrId i = 0; i < instr_count; ++i) {
+  for (InstrId i : unfused.instructions()) {
     const hlo::Instruction& instr = m.instr(i);
-    const NodeId begin = df.node_begin_[i];
+    const NodeId begin = df.node_begin(i);
     const uint32_t count = df.node_count(i);
     if (count == 0) continue;
     auto define_all = [&] {
@@ -524,13 +542,13 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   // Value ids in XLA's order: computations callee-first (text order), then
   // instruction post order, then shape pre-order.
   df.value_at_.assign(total_nodes, kNone);
-  df.post_order_index_.assign(instr_count, 0);
+  df.post_order_index_.assign(unfused_count, 0);
   for (CompId c = 0; c < m.computations.size(); ++c) {
     if (m.comp(c).is_fusion) continue;
     const std::vector<InstrId> post_order = InstructionPostOrder(m, c);
     for (uint32_t rank = 0; rank < post_order.size(); ++rank) {
       const InstrId i = post_order[rank];
-      df.post_order_index_[i] = rank;
+      df.post_order_index_[unfused.of(i)] = rank;
       for (uint32_t k = 0; k < df.node_count(i); ++k) {
         const NodeId n = node(i, k);
         if (!defines[n]) continue;
@@ -564,14 +582,14 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
             layout.count(shape.tuple_elements[static_cast<size_t>(k)])};
   };
   auto whole = [&](InstrId i) -> std::pair<NodeId, uint32_t> {
-    return {df.node_begin_[i], df.node_count(i)};
+    return {df.node_begin(i), df.node_count(i)};
   };
   auto link = [&](std::pair<NodeId, uint32_t> to, std::pair<NodeId, uint32_t> from,
                   bool skip_defined = true) {
     if (to.first == kNone || from.first == kNone) return;
     forward_range(to.first, from.first, std::min(to.second, from.second), skip_defined);
   };
-  for (InstrId i = 0; i < instr_count; ++i) {
+  for (InstrId i : unfused.instructions()) {
     if (df.node_count(i) == 0) continue;
     const hlo::Instruction& instr = m.instr(i);
     const auto ops = m.operands(i);
@@ -802,7 +820,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   // Uses (XLA's MayUseOperandValue: get-tuple-element and copy use only the
   // top-level value of their operand; tuple and domain use nothing).
   df.uses_ = Csr<HloUse>::Build(value_count, [&](auto emit) {
-    for (InstrId i = 0; i < instr_count; ++i) {
+    for (InstrId i : unfused.instructions()) {
       const Opcode op = m.instr(i).opcode;
       if (op == Opcode::kTuple || op == Opcode::kDomain || df.node_count(i) == 0) continue;
       const bool top_only = op == Opcode::kGetTupleElement || op == Opcode::kCopy;
@@ -841,10 +859,10 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
       }
       return it->second;
     };
-    df.in_place_ = Csr<InPlacePair>::Build(instr_count, [&](auto emit) {
-      for (InstrId i = 0; i < instr_count; ++i) {
+    df.in_place_ = Csr<InPlacePair>::Build(unfused_count, [&](auto emit) {
+      for (InstrId i : unfused.instructions()) {
         if (df.node_count(i) == 0) continue;
-        for (const InPlacePair& p : pairs_of(i)) emit(i, p);
+        for (const InPlacePair& p : pairs_of(i)) emit(unfused.of(i), p);
       }
     });
   }
@@ -863,7 +881,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     if (p == hlo::kNoId) continue;
     unite_nodes(df.NodeAt(entry_root, alias.output_index), df.NodeAt(p, alias.parameter_index));
   }
-  for (InstrId i = 0; i < instr_count; ++i) {
+  for (InstrId i : unfused.instructions()) {
     if (df.node_count(i) == 0) continue;
     const hlo::Instruction& instr = m.instr(i);
     const auto ops = m.operands(i);

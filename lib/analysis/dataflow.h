@@ -47,14 +47,87 @@ struct CallGraph {
 
 CallGraph BuildCallGraph(const hlo::Module& module);
 
+// Dense numbers for the instructions outside fused computations, the only
+// ones with nodes, values and schedule steps. Tables indexed by them stay
+// small where fusion bodies hold most of a module's instructions (97% of a
+// large training step's), and loops over them skip the bodies.
+class UnfusedIndex {
+ public:
+  static constexpr uint32_t kFused = 0xffffffffu;
+
+  UnfusedIndex() = default;
+  explicit UnfusedIndex(const hlo::Module& module);
+
+  uint32_t size() const { return size_; }
+  // Instruction i's number, or kFused. Numbers follow instruction ids.
+  uint32_t of(InstrId i) const {
+    const CompId c = module_->instr(i).parent;
+    if (c >= delta_.size() || delta_[c] == kFusedDelta) return kFused;
+    return static_cast<uint32_t>(static_cast<int64_t>(i) + delta_[c]);
+  }
+
+  // The instructions outside fused computations, in id order:
+  // `for (InstrId i : index.instructions())`.
+  class Iterator {
+   public:
+    Iterator(const UnfusedIndex* index, size_t comp) : index_(index), comp_(comp) { Settle(); }
+    InstrId operator*() const { return id_; }
+    Iterator& operator++() {
+      if (++id_ == end_) {
+        ++comp_;
+        Settle();
+      }
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return comp_ != o.comp_ || id_ != o.id_; }
+
+   private:
+    // Moves to the first instruction of the first non-empty computation
+    // from comp_ on.
+    void Settle() {
+      for (; comp_ < index_->computations_.size(); ++comp_) {
+        const hlo::Computation& c = index_->module_->comp(index_->computations_[comp_]);
+        if (c.instruction_count == 0) continue;
+        id_ = c.first_instruction;
+        end_ = c.first_instruction + c.instruction_count;
+        return;
+      }
+      id_ = end_ = 0;
+    }
+    const UnfusedIndex* index_;
+    size_t comp_;
+    InstrId id_ = 0, end_ = 0;
+  };
+  struct Instructions {
+    const UnfusedIndex* index;
+    Iterator begin() const { return Iterator(index, 0); }
+    Iterator end() const { return Iterator(index, index->computations_.size()); }
+  };
+  Instructions instructions() const { return {this}; }
+
+ private:
+  static constexpr int64_t kFusedDelta = INT64_MIN;
+  const hlo::Module* module_ = nullptr;
+  std::vector<int64_t> delta_;        // per computation: number - id
+  std::vector<CompId> computations_;  // not fused, by first instruction
+  uint32_t size_ = 0;
+};
+
 // XLA's "flattened" sequential schedule: the entry's sequence with called
 // control-flow computations inlined before their callers.
 struct FlatSchedule {
   std::vector<InstrId> sequence;       // time t -> instruction
-  std::vector<int64_t> time_of;        // instruction -> time, -1 if absent
   std::vector<int64_t> span_start;     // per computation, -1 if not flattened
   std::vector<int64_t> span_end;       // one past its last instruction
+  UnfusedIndex unfused;
+  std::vector<int64_t> unfused_time;   // UnfusedIndex number -> time, -1 if absent
+
   int64_t end_time() const { return static_cast<int64_t>(sequence.size()); }
+  // Instruction i's time, -1 if absent (fused or never flattened).
+  int64_t time_of(InstrId i) const {
+    const uint32_t k = unfused.of(i);
+    return k == UnfusedIndex::kFused ? -1 : unfused_time[k];
+  }
 };
 
 FlatSchedule FlattenSchedule(const hlo::Module& module);
@@ -83,8 +156,14 @@ class Dataflow {
   const hlo::Module& module() const { return *module_; }
 
   // Nodes (none for the instructions of fused computations).
-  NodeId node_begin(InstrId i) const { return node_begin_[i]; }
-  uint32_t node_count(InstrId i) const { return node_begin_[i + 1] - node_begin_[i]; }
+  NodeId node_begin(InstrId i) const {
+    const uint32_t k = unfused_.of(i);
+    return k == UnfusedIndex::kFused ? node_begin_.back() : node_begin_[k];
+  }
+  uint32_t node_count(InstrId i) const {
+    const uint32_t k = unfused_.of(i);
+    return k == UnfusedIndex::kFused ? 0 : node_begin_[k + 1] - node_begin_[k];
+  }
   InstrId node_instruction(NodeId n) const { return node_instruction_[n]; }
   // The node of `index` within instruction `i`'s shape, kNone if absent.
   NodeId NodeAt(InstrId i, const ShapeIndex& index) const;
@@ -97,7 +176,7 @@ class Dataflow {
   // The value at the top of instruction i's output; kNone inside fused
   // computations, whose instructions have no nodes.
   ValueId top_value(InstrId i) const {
-    return node_count(i) == 0 ? kNone : value_at_[node_begin_[i]];
+    return node_count(i) == 0 ? kNone : value_at_[node_begin(i)];
   }
   const std::vector<HloValue>& values() const { return values_; }
   const HloValue& value(ValueId v) const { return values_[v]; }
@@ -121,14 +200,20 @@ class Dataflow {
     ShapeIndex operand_index;
     ShapeIndex output_index;
   };
-  absl::Span<const InPlacePair> InPlacePairs(InstrId i) const { return in_place_.row(i); }
+  absl::Span<const InPlacePair> InPlacePairs(InstrId i) const {
+    const uint32_t k = unfused_.of(i);
+    return k == UnfusedIndex::kFused ? absl::Span<const InPlacePair>() : in_place_.row(k);
+  }
 
   // The instruction's position in XLA's MakeInstructionPostOrder of its
-  // computation (InstructionPostOrder below).
-  uint32_t post_order_index(InstrId i) const { return post_order_index_[i]; }
+  // computation (InstructionPostOrder below); instructions outside fused
+  // computations only.
+  uint32_t post_order_index(InstrId i) const { return post_order_index_[unfused_.of(i)]; }
 
  private:
   const hlo::Module* module_ = nullptr;
+  // The per-instruction tables below are indexed by unfused_'s numbers.
+  UnfusedIndex unfused_;
   std::vector<NodeId> node_begin_;
   std::vector<InstrId> node_instruction_;
   std::vector<ShapeId> node_shape_;

@@ -46,7 +46,7 @@ struct Output {
 int64_t LastUse(const Context& ctx, ValueId v) {
   int64_t last = -1;
   for (const analysis::HloUse& use : ctx.dataflow().uses(v)) {
-    last = std::max(last, ctx.assignment().schedule().time_of[use.user]);
+    last = std::max(last, ctx.assignment().schedule().time_of(use.user));
   }
   return last;
 }

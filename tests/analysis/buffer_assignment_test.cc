@@ -139,6 +139,52 @@ ENTRY e {
   EXPECT_EQ(st.total_bytes, 1024 + 4 + 8);
 }
 
+// Fused bodies get no numbers, nodes or schedule steps; the instructions
+// around them are numbered densely in id order, a fused body in between.
+TEST(UnfusedIndexTest, NumbersInstructionsOutsideFusedBodies) {
+  Assigned a = Assign(R"(
+HloModule fused, is_scheduled=true
+
+reducer {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+body {
+  q = f32[8]{0} parameter(0)
+  ROOT n = f32[8]{0} negate(q)
+}
+
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  f = f32[8]{0} fusion(p), kind=kLoop, calls=body
+  c = f32[] constant(0)
+  ROOT r = f32[] reduce(f, c), dimensions={0}, to_apply=reducer
+}
+)");
+  ASSERT_NE(a.assignment, nullptr);
+  const hlo::Module& m = a.modules.front();
+  const UnfusedIndex index(m);
+  std::vector<std::string> names;
+  for (InstrId i : index.instructions()) names.emplace_back(m.instr(i).name);
+  EXPECT_EQ(names, (std::vector<std::string>{"x", "y", "s", "p", "f", "c", "r"}));
+  EXPECT_EQ(index.size(), 7u);
+  EXPECT_EQ(index.of(m.FindInstruction("q")), UnfusedIndex::kFused);
+  EXPECT_EQ(index.of(m.FindInstruction("p")), 3u);
+  EXPECT_EQ(index.of(m.FindInstruction("r")), 6u);
+
+  const Dataflow& df = a.assignment->dataflow();
+  EXPECT_EQ(df.node_count(m.FindInstruction("n")), 0u);
+  EXPECT_EQ(df.top_value(m.FindInstruction("n")), kNone);
+  EXPECT_EQ(df.node_count(m.FindInstruction("f")), 1u);
+  const FlatSchedule& s = a.assignment->schedule();
+  EXPECT_EQ(s.time_of(m.FindInstruction("n")), -1);
+  EXPECT_EQ(s.time_of(m.FindInstruction("p")), 0);
+  EXPECT_EQ(s.time_of(m.FindInstruction("r")), 3);
+  EXPECT_EQ(s.time_of(m.FindInstruction("x")), -1);  // runs inside the reduce
+}
+
 // Event counter times: X=[0,4], Y=[1,2], Z=[3,5] (Alloc X, Alloc Y, Free Y,
 // Alloc Z, Free X, Free Z). Both orders place X at 0, then Z (overlaps X)
 // after X rounded up to 64, at 128, then Y (overlaps X, not Z) also at 128.
