@@ -31,79 +31,98 @@ struct Interval {
 // reason).
 class PlacedChunks {
  public:
-  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> members)
-      : intervals_(intervals), by_start_(std::move(members)) {
+  using Chunk = std::pair<int64_t, int64_t>;  // [offset, end rounded up to the alignment)
+
+  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> members,
+               int64_t alignment)
+      : intervals_(intervals), alignment_(alignment), by_start_(std::move(members)) {
     std::sort(by_start_.begin(), by_start_.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
     });
-    while (leaves_ < by_start_.size()) leaves_ *= 2;
-    max_end_.assign(2 * leaves_, kEmpty);
+    const size_t blocks = (by_start_.size() + kBlock - 1) / kBlock;
+    while (tree_leaves_ < blocks) tree_leaves_ *= 2;
+    max_end_.assign(2 * tree_leaves_, kEmpty);
     leaf_of_.assign(intervals.size(), 0);
     starts_.reserve(by_start_.size());
     for (size_t k = 0; k < by_start_.size(); ++k) {
       leaf_of_[by_start_[k]] = static_cast<uint32_t>(k);
       starts_.push_back(intervals[by_start_[k]].start);
     }
-    offset_.assign(by_start_.size(), 0);
+    end_.assign(by_start_.size(), kEmpty);
+    chunk_.assign(by_start_.size(), Chunk{0, 0});
     stamp_.assign(by_start_.size(), 0);
   }
 
   void Place(uint32_t id, int64_t offset) {
     const uint32_t leaf = leaf_of_[id];
-    offset_[leaf] = offset;
-    size_t node = leaves_ + leaf;
-    max_end_[node] = intervals_[id].end;
-    for (node /= 2; node >= 1; node /= 2) {
-      max_end_[node] = std::max(max_end_[2 * node], max_end_[2 * node + 1]);
+    const int64_t end = intervals_[id].end;
+    // What queries report, worked out once here rather than per report.
+    chunk_[leaf] = {offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
+    end_[leaf] = end;
+    // Ends are only ever added, so a subtree's latest end only grows.
+    for (size_t node = tree_leaves_ + leaf / kBlock; node >= 1 && max_end_[node] < end; node /= 2) {
+      max_end_[node] = end;
     }
   }
 
-  // Appends [offset, end rounded up to `alignment`) of every placed chunk
-  // live at some time in [start, end]; `query` (> 0, new per placement)
-  // reports each chunk once across several calls.
-  void AppendLive(int64_t start, int64_t end, int64_t alignment, uint32_t query,
-                  std::vector<std::pair<int64_t, int64_t>>* out) {
+  // Appends the chunk of every placed buffer live at some time in
+  // [start, end]. With `dedupe`, a chunk already reported under the same
+  // `query` (> 0, new per placement) is not reported again: a group's
+  // members can overlap the same chunk.
+  void AppendLive(int64_t start, int64_t end, uint32_t query, bool dedupe,
+                  std::vector<Chunk>* out) {
     const size_t limit = static_cast<size_t>(
         std::upper_bound(starts_.begin(), starts_.end(), end) - starts_.begin());
-    query_ = {limit, start, alignment, query, out};
-    if (limit > 0) Visit(1, 0, leaves_);
+    if (limit == 0 || max_end_[1] < start) return;
+    const size_t block_limit = (limit + kBlock - 1) / kBlock;
+    // Depth-first over the subtrees that may hold a live chunk, iteratively:
+    // this loop is most of a large module's heap time.
+    struct Pending {
+      size_t node, lo, width;
+    };
+    Pending stack[64];
+    size_t depth = 0;
+    stack[depth++] = {1, 0, tree_leaves_};
+    while (depth > 0) {
+      const Pending p = stack[--depth];
+      if (p.width == 1) {
+        const size_t first = p.lo * kBlock, last = std::min(first + kBlock, limit);
+        for (size_t leaf = first; leaf < last; ++leaf) {
+          if (end_[leaf] < start) continue;
+          if (dedupe) {
+            if (stamp_[leaf] == query) continue;
+            stamp_[leaf] = query;
+          }
+          out->push_back(chunk_[leaf]);
+        }
+        continue;
+      }
+      const size_t half = p.width / 2;
+      const size_t left = 2 * p.node, right = left + 1;
+      // Right pushed first so the left subtree comes out first.
+      if (p.lo + half < block_limit && max_end_[right] >= start) {
+        stack[depth++] = {right, p.lo + half, half};
+      }
+      if (max_end_[left] >= start) stack[depth++] = {left, p.lo, half};
+    }
   }
 
  private:
   static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
-
-  void Visit(size_t node, size_t lo, size_t hi) {
-    if (lo >= query_.limit || max_end_[node] < query_.start) return;
-    if (hi - lo == 1) {
-      if (stamp_[lo] == query_.id) return;
-      stamp_[lo] = query_.id;
-      const int64_t offset = offset_[lo];
-      const int64_t size = intervals_[by_start_[lo]].size;
-      query_.out->emplace_back(offset, RoundUpTo(offset + size, query_.alignment));
-      return;
-    }
-    const size_t mid = (lo + hi) / 2;
-    Visit(2 * node, lo, mid);
-    Visit(2 * node + 1, mid, hi);
-  }
-
-  struct Query {
-    size_t limit;    // leaves [0, limit) start no later than the query's end
-    int64_t start;
-    int64_t alignment;
-    uint32_t id;
-    std::vector<std::pair<int64_t, int64_t>>* out;
-  };
+  // Leaves per tree leaf: scanning a few neighbours is cheaper than
+  // descending to each one.
+  static constexpr size_t kBlock = 32;
 
   const std::vector<Interval>& intervals_;
+  const int64_t alignment_;
   std::vector<uint32_t> by_start_;  // leaf -> buffer id
   std::vector<int64_t> starts_;     // leaf -> start time
   std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
-  std::vector<int64_t> offset_;     // leaf -> offset once placed
+  std::vector<int64_t> end_;        // leaf -> end once placed, else kEmpty
+  std::vector<Chunk> chunk_;        // leaf -> its chunk once placed
   std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
   std::vector<int64_t> max_end_;    // tree node -> latest end placed below
-  size_t leaves_ = 1;
-  Query query_{};
+  size_t tree_leaves_ = 1;
 };
 
 // Sorts (offset, end) chunks by offset (>= 0), equal offsets in any order.
@@ -247,7 +266,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     const auto group = groups.row(r);
     members.insert(members.end(), group.begin(), group.end());
   }
-  PlacedChunks placed(intervals, std::move(members));
+  PlacedChunks placed(intervals, std::move(members), alignment);
   std::vector<std::pair<int64_t, int64_t>> used, scratch;
   uint32_t query = 0;
   for (uint32_t root : roots) {
@@ -257,7 +276,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     ++query;
     for (uint32_t g : group) {
       max_size = std::max(max_size, intervals[g].size);
-      placed.AppendLive(intervals[g].start, intervals[g].end, alignment, query, &used);
+      placed.AppendLive(intervals[g].start, intervals[g].end, query, group.size() > 1, &used);
     }
     const int64_t offset = BestFit(&used, max_size, &scratch);
     for (uint32_t g : group) {

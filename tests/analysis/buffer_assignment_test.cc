@@ -3,6 +3,8 @@
 // XLA is ground_truth_test.cc.
 #include "lib/analysis/buffer_assignment.h"
 
+#include <random>
+
 #include "gtest/gtest.h"
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/memory_profile.h"
@@ -215,6 +217,51 @@ TEST(HeapSimulatorTest, SharedChunkCountsOnce) {
   EXPECT_EQ(heap.heap_size, 64);
   EXPECT_EQ(heap.offsets[1], heap.offsets[0]);
   EXPECT_EQ(LiveBytesPeak(events, 2), 64);
+}
+
+// Thousands of buffers, so the placed-chunk search spans many blocks and
+// tree levels: in both orders no two buffers live at once may overlap, and
+// a buffer placed on top of the others never leaves the heap's bounds.
+TEST(HeapSimulatorTest, RandomLifetimesNeverOverlap) {
+  constexpr uint32_t kBuffers = 3000;
+  std::mt19937 rng(7);
+  std::vector<std::vector<uint32_t>> starting(kBuffers), ending(kBuffers);
+  std::vector<int64_t> size(kBuffers);
+  for (uint32_t id = 0; id < kBuffers; ++id) {
+    const uint32_t start = rng() % kBuffers;
+    const uint32_t end = std::min<uint32_t>(kBuffers - 1, start + rng() % 200);
+    starting[start].push_back(id);
+    ending[end].push_back(id);
+    size[id] = 1 + static_cast<int64_t>(rng() % 5000);
+  }
+  std::vector<HeapEvent> events;
+  std::vector<int64_t> born(kBuffers), died(kBuffers);
+  for (uint32_t t = 0; t < kBuffers; ++t) {
+    for (uint32_t id : starting[t]) {
+      born[id] = static_cast<int64_t>(events.size());
+      events.push_back({HeapEvent::kAlloc, id, size[id], 0});
+    }
+    for (uint32_t id : ending[t]) {
+      died[id] = static_cast<int64_t>(events.size());
+      events.push_back({HeapEvent::kFree, id, size[id], 0});
+    }
+  }
+  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
+    const HeapResult heap = GlobalDecreasingSizeBestFit(events, kBuffers, 64, order);
+    int overlaps = 0;
+    for (uint32_t a = 0; a < kBuffers; ++a) {
+      ASSERT_GE(heap.offsets[a], 0);
+      ASSERT_EQ(heap.offsets[a] % 64, 0);
+      ASSERT_LE(heap.offsets[a] + size[a], heap.heap_size);
+      for (uint32_t b = a + 1; b < kBuffers; ++b) {
+        const bool live_together = born[a] < died[b] && born[b] < died[a];
+        const bool share_bytes = heap.offsets[a] < heap.offsets[b] + size[b] &&
+                                 heap.offsets[b] < heap.offsets[a] + size[a];
+        overlaps += live_together && share_bytes;
+      }
+    }
+    EXPECT_EQ(overlaps, 0) << (order == HeapOrder::kSpatial ? "spatial" : "temporal");
+  }
 }
 
 }  // namespace
