@@ -186,6 +186,9 @@ class BufferAssigner {
       : out_(out), m_(*out->module_), options_(options) {}
 
   absl::Status Run() {
+    for (const hlo::InputOutputAlias& a : m_.input_output_aliases) {
+      out_->aliased_parameters_.emplace(a.parameter, a.parameter_index);
+    }
     out_->call_graph_ = BuildCallGraph(m_);
     out_->schedule_ = FlattenSchedule(m_);
     absl::StatusOr<Dataflow> df = Dataflow::Run(m_, out_->call_graph_);
@@ -229,10 +232,7 @@ class BufferAssigner {
     return m_.instr(i).opcode == Opcode::kParameter && m_.instr(i).parent == m_.entry;
   }
   bool ParameterIsAliased(int64_t parameter, const ShapeIndex& index) const {
-    for (const hlo::InputOutputAlias& a : m_.input_output_aliases) {
-      if (a.parameter == parameter && a.parameter_index == index) return true;
-    }
-    return false;
+    return out_->parameter_aliased(parameter, index);
   }
 
   // ---- live ranges (HloLiveRange, module scoped) ------------------------------

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "lib/analysis/dataflow.h"
 #include "lib/base/memory_stats.h"
@@ -91,6 +92,11 @@ class BufferAssignment {
   // Offset of a value within its allocation, or -1.
   int64_t offset_of(ValueId v) const { return offset_of_value_[v]; }
   int64_t buffer_size(BufferId b) const { return buffer_sizes_[b]; }
+  // Whether input_output_alias ties entry parameter (number, index) to an
+  // output. A set, since large training steps alias thousands of them.
+  bool parameter_aliased(int64_t parameter, const ShapeIndex& index) const {
+    return aliased_parameters_.contains(std::make_pair(parameter, index));
+  }
 
  private:
   BufferAssignment() = default;
@@ -104,6 +110,7 @@ class BufferAssignment {
   std::vector<Allocation> allocations_;
   std::vector<int64_t> allocation_of_buffer_;
   std::vector<int64_t> offset_of_value_;
+  absl::flat_hash_set<std::pair<int64_t, ShapeIndex>> aliased_parameters_;
   AssignmentStats stats_;
 
   friend class BufferAssigner;

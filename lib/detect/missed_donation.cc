@@ -76,11 +76,7 @@ std::string ArgumentName(const std::string& op_name) {
 void DetectUnusedDonations(const Context& ctx, std::vector<Finding>* findings) {
   const hlo::Module& m = ctx.module();
   for (const hlo::BufferDonor& donor : m.buffer_donors) {
-    const bool aliased = std::any_of(
-        m.input_output_aliases.begin(), m.input_output_aliases.end(),
-        [&](const hlo::InputOutputAlias& a) {
-          return a.parameter == donor.parameter && a.parameter_index == donor.parameter_index;
-        });
+    const bool aliased = ctx.assignment().parameter_aliased(donor.parameter, donor.parameter_index);
     const auto params = m.parameters(m.entry);
     if (aliased || donor.parameter < 0 || static_cast<size_t>(donor.parameter) >= params.size()) {
       continue;
