@@ -14,7 +14,45 @@
 
 namespace hlomem {
 
+namespace {
+
+// Writes all of `contents` to `fd`; false with errno set on failure.
+bool WriteAll(int fd, absl::string_view contents) {
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Devices and pipes (`-o /dev/null`, `-o /dev/stdout`) are written where
+// they are: renaming a temporary over one would replace the device itself
+// with a regular file.
+absl::Status WriteInPlace(const std::string& path, absl::string_view contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return FileError(path, absl::StrCat("cannot open: ", std::strerror(errno)));
+  if (!WriteAll(fd, contents)) {
+    const std::string message = absl::StrCat("cannot write: ", std::strerror(errno));
+    ::close(fd);
+    return FileError(path, message);
+  }
+  if (::close(fd) != 0) return FileError(path, absl::StrCat("cannot close: ", std::strerror(errno)));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+      !S_ISDIR(existing.st_mode)) {
+    return WriteInPlace(path, contents);
+  }
   // The temporary lives in the target's directory so rename() stays on one
   // file system and is atomic.
   std::string pattern = path + ".tmp.XXXXXX";
@@ -31,15 +69,7 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     ::unlink(temp.c_str());
     return FileError(path, message);
   };
-  size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write");
-    }
-    written += static_cast<size_t>(n);
-  }
+  if (!WriteAll(fd, contents)) return fail("cannot write");
   if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions");
   if (::fsync(fd) != 0) return fail("cannot flush to disk");
   if (::close(fd) != 0) {

@@ -1,5 +1,6 @@
 // Writes a whole file so that readers see either the old contents or the
 // new, never a partial file: write a temporary beside it, fsync, rename.
+// An existing device or pipe (/dev/null, a FIFO) is written in place.
 #ifndef HLOMEM_LIB_BASE_ATOMIC_FILE_H_
 #define HLOMEM_LIB_BASE_ATOMIC_FILE_H_
 

@@ -2,11 +2,14 @@
 // moment leaves the previous FILE whole (or the complete new one), never a
 // partial file; a failed write leaves no temporary behind.
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -91,6 +94,41 @@ TEST(AtomicOutputTest, FailedWriteLeavesNoTemporary) {
        std::string(HLOMEM_TESTDATA_DIR) + "/jax/argmax"});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_EQ(Entries(dir.path()), std::vector<std::string>{"is_a_directory"});
+}
+
+// A pipe or device (`-o /dev/null`) is written in place: renaming over it
+// would swap the device for a regular file.
+TEST(AtomicOutputTest, PipeIsWrittenInPlace) {
+  ScratchDir dir;
+  const std::string fifo = dir.path() + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // Both ends opened here first, so neither open blocks and the reader sees
+  // end-of-file only once the test lets go of its own write end: a run that
+  // never opens the pipe fails the test instead of hanging it.
+  const int read_end = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(read_end, 0);
+  const int held_write_end = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+  ASSERT_GE(held_write_end, 0);
+  ASSERT_EQ(::fcntl(read_end, F_SETFL, 0), 0);  // blocking reads from here on
+  std::string received;
+  std::thread reader([&] {
+    char buffer[1 << 16];
+    ssize_t n;
+    while ((n = ::read(read_end, buffer, sizeof buffer)) > 0) {
+      received.append(buffer, static_cast<size_t>(n));
+    }
+  });
+  const RunResult run = RunHlomem({"report", "--format", "json", "-o", fifo,
+                                   std::string(HLOMEM_TESTDATA_DIR) + "/jax/argmax"});
+  ::close(held_write_end);
+  reader.join();
+  ::close(read_end);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(received, HasSubstr("\"schema_version\""));
+  struct stat after;
+  ASSERT_EQ(::stat(fifo.c_str(), &after), 0);
+  EXPECT_TRUE(S_ISFIFO(after.st_mode));
+  EXPECT_EQ(Entries(dir.path()), std::vector<std::string>{"pipe"});
 }
 
 }  // namespace
