@@ -40,8 +40,8 @@ void ReuseIndex::AddLiveRange(size_t position, int64_t start, int64_t end) {
     it = runs.erase(it);
   }
   runs.emplace(start, end);
-  // The merged run contains any run it absorbed, so the longest is either
-  // the one kept so far or this one.
+  // The run kept for the tree stays true (merging only grows runs); the
+  // new one replaces it when longer.
   const size_t leaf = leaves_ + position;
   if (max_x_[leaf] != kMax && end - start <= min_y_[leaf] - max_x_[leaf]) return;
   max_x_[leaf] = start;
@@ -57,12 +57,12 @@ void ReuseIndex::Update(size_t position) {
   }
 }
 
-int64_t ReuseIndex::FindLast(size_t before, int64_t size, int64_t start, int64_t end) const {
+int64_t ReuseIndex::FindLast(size_t before, int64_t size, int64_t start, int64_t end) {
   return Find(1, 0, leaves_, std::min(before, count_), size, start, end);
 }
 
 int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64_t size,
-                         int64_t start, int64_t end) const {
+                         int64_t start, int64_t end) {
   if (lo >= before || max_size_[node] < size) return -1;
   // Every allocation below is busy when each longest run [x, y] overlaps
   // [start, end] by a positive length: x < end and start < y.
@@ -72,7 +72,15 @@ int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64
     if (start < end) {
       const std::map<int64_t, int64_t>& runs = runs_[lo];
       auto it = runs.lower_bound(end);  // runs starting before `end` precede it
-      if (it != runs.begin() && std::prev(it)->second > start) return -1;
+      if (it != runs.begin() && std::prev(it)->second > start) {
+        // This run will likely rule the allocation out for the next
+        // queries too; subtrees of such allocations then get skipped whole.
+        const size_t leaf = leaves_ + lo;
+        max_x_[leaf] = std::prev(it)->first;
+        min_y_[leaf] = std::prev(it)->second;
+        Update(lo);
+        return -1;
+      }
     }
     return static_cast<int64_t>(lo);
   }

@@ -34,20 +34,22 @@ class ReuseIndex {
   // The last position before `before` whose allocation may hold `size`
   // bytes live over [start, end], or -1. Ranges with start == end are not
   // used to rule allocations out.
-  int64_t FindLast(size_t before, int64_t size, int64_t start, int64_t end) const;
+  int64_t FindLast(size_t before, int64_t size, int64_t start, int64_t end);
 
  private:
   void Update(size_t position);
   int64_t Find(size_t node, size_t lo, size_t hi, size_t before, int64_t size, int64_t start,
-               int64_t end) const;
+               int64_t end);
 
   size_t leaves_ = 1;
   size_t count_ = 0;
   // Per allocation: its merged live ranges, start -> end.
   std::vector<std::map<int64_t, int64_t>> runs_;
-  // Per tree node: the largest size, and over each allocation's longest
-  // merged run [x, y] the largest x and smallest y below it. An allocation
-  // is certainly busy for [s, e] when x < e and s < y.
+  // Per tree node: the largest size, and over one run [x, y] of each
+  // allocation the largest x and smallest y below it. An allocation is
+  // certainly busy for [s, e] when x < e and s < y. The run kept is the one
+  // that last proved the allocation busy (buffers come by size, so queries
+  // near in time come together), or else the longest.
   std::vector<int64_t> max_size_;
   std::vector<int64_t> max_x_;
   std::vector<int64_t> min_y_;
