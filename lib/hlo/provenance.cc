@@ -44,6 +44,14 @@ Provenance ProvenanceOf(const Module& module, InstrId instruction) {
   // The instruction's own op_name wins (a parameter's "idx"); else the one
   // of the instruction whose line is reported; else the first seen.
   const std::string own = OpName(module, instruction);
+  // Most instructions carry their own line: answer without the search.
+  const SourceLocation direct = module.SourceOf(instruction);
+  if (direct.valid()) {
+    out.file = std::string(direct.file);
+    out.line = direct.line;
+    out.op_name = own;
+    return out;
+  }
   std::string first_seen;
   absl::flat_hash_set<InstrId> visited;
   std::deque<InstrId> queue = {instruction};
