@@ -1,9 +1,10 @@
 #include "lib/analysis/dataflow.h"
 
 #include <algorithm>
+#include <deque>
 #include <numeric>
 
-#include "absl/container/node_hash_map.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -46,18 +47,29 @@ CallGraph BuildCallGraph(const Module& m) {
   std::vector<CompId> queue = {m.entry};
   graph.is_global[m.entry] = true;
   graph.is_reachable[m.entry] = true;
+  // The calls each computation makes, from the callers table: walking every
+  // instruction of every reached computation would read millions of fused
+  // instructions that call nothing.
+  struct Call {
+    CompId target;
+    bool embedded;
+  };
+  const Csr<Call> calls = Csr<Call>::Build(n, [&](auto emit) {
+    for (CompId target = 0; target < n; ++target) {
+      for (InstrId caller : m.callers(target)) {
+        const hlo::Instruction& instr = m.instr(caller);
+        emit(instr.parent, Call{target, IsEmbeddedCaller(instr.opcode)});
+      }
+    }
+  });
   for (size_t head = 0; head < queue.size(); ++head) {
     const CompId c = queue[head];
-    for (InstrId i : m.instructions_of(c)) {
-      const bool embedded = IsEmbeddedCaller(m.instr(i).opcode);
-      for (const hlo::Callee& callee : m.callees(i)) {
-        const CompId target = callee.computation;
-        const bool global = graph.is_global[c] && !embedded;
-        if (!graph.is_reachable[target] || (global && !graph.is_global[target])) {
-          graph.is_reachable[target] = true;
-          graph.is_global[target] = graph.is_global[target] || global;
-          queue.push_back(target);
-        }
+    for (const Call& call : calls.row(c)) {
+      const bool global = graph.is_global[c] && !call.embedded;
+      if (!graph.is_reachable[call.target] || (global && !graph.is_global[call.target])) {
+        graph.is_reachable[call.target] = true;
+        graph.is_global[call.target] = graph.is_global[call.target] || global;
+        queue.push_back(call.target);
       }
     }
   }
@@ -582,7 +594,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
             layout.count(shape.tuple_elements[static_cast<size_t>(k)])};
   };
   auto whole = [&](InstrId i) -> std::pair<NodeId, uint32_t> {
-    return {df.node_begin(i), df.node_count(i)};
+    return df.node_range(i);
   };
   auto link = [&](std::pair<NodeId, uint32_t> to, std::pair<NodeId, uint32_t> from,
                   bool skip_defined = true) {
@@ -826,9 +838,9 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
       const bool top_only = op == Opcode::kGetTupleElement || op == Opcode::kCopy;
       const auto ops = m.operands(i);
       for (uint32_t k = 0; k < ops.size(); ++k) {
-        const uint32_t count = top_only ? 1 : df.node_count(ops[k]);
-        for (uint32_t j = 0; j < count; ++j) {
-          const NodeId n = node(ops[k], j);
+        const auto [first, all] = df.node_range(ops[k]);
+        const uint32_t count = top_only ? std::min(all, 1u) : all;
+        for (NodeId n = first; n < first + count; ++n) {
           const ValueId v = df.value_at_[n];
           if (v != kNone) emit(v, HloUse{i, k, n});
         }
@@ -848,16 +860,19 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   // acyclic; an entry is made before recursing, so a cycle in hostile input
   // sees an empty list instead of recursing forever).
   {
-    absl::node_hash_map<InstrId, std::vector<InPlacePair>> pairs;  // stable spans
+    // A deque keeps the lists in place as it grows, so spans stay valid;
+    // the map holds only indexes (most lists are empty and allocate nothing).
+    std::deque<std::vector<InPlacePair>> lists;
+    absl::flat_hash_map<InstrId, size_t> list_of;
     std::function<absl::Span<const InPlacePair>(InstrId)> pairs_of =
         [&](InstrId i) -> absl::Span<const InPlacePair> {
-      auto [it, inserted] = pairs.try_emplace(i);
-      if (inserted) {
-        std::vector<InPlacePair>& slot = it->second;
-        slot = df.ComputeInPlacePairs(i, pairs_of);
-        return slot;
-      }
-      return it->second;
+      auto [it, inserted] = list_of.try_emplace(i, lists.size());
+      if (!inserted) return lists[it->second];
+      const size_t k = it->second;
+      lists.emplace_back();
+      std::vector<InPlacePair> computed = df.ComputeInPlacePairs(i, pairs_of);
+      lists[k] = std::move(computed);
+      return lists[k];
     };
     df.in_place_ = Csr<InPlacePair>::Build(unfused_count, [&](auto emit) {
       for (InstrId i : unfused.instructions()) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -156,14 +157,14 @@ class Dataflow {
   const hlo::Module& module() const { return *module_; }
 
   // Nodes (none for the instructions of fused computations).
-  NodeId node_begin(InstrId i) const {
+  // (first node, node count) of instruction i.
+  std::pair<NodeId, uint32_t> node_range(InstrId i) const {
     const uint32_t k = unfused_.of(i);
-    return k == UnfusedIndex::kFused ? node_begin_.back() : node_begin_[k];
+    if (k == UnfusedIndex::kFused) return {node_begin_.back(), 0};
+    return {node_begin_[k], node_begin_[k + 1] - node_begin_[k]};
   }
-  uint32_t node_count(InstrId i) const {
-    const uint32_t k = unfused_.of(i);
-    return k == UnfusedIndex::kFused ? 0 : node_begin_[k + 1] - node_begin_[k];
-  }
+  NodeId node_begin(InstrId i) const { return node_range(i).first; }
+  uint32_t node_count(InstrId i) const { return node_range(i).second; }
   InstrId node_instruction(NodeId n) const { return node_instruction_[n]; }
   // The node of `index` within instruction `i`'s shape, kNone if absent.
   NodeId NodeAt(InstrId i, const ShapeIndex& index) const;
