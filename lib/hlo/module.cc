@@ -10,28 +10,28 @@ namespace {
 
 // Builds a CSR index of the distinct (key, value) pairs that
 // `for_each_pair(emit)` emits in nondecreasing value order: each key's row
-// lists its values in order, once. Two passes, no sort.
+// lists its values in order, once. Two passes, no sort; a repeated pair
+// directly follows its first emission among its key's pairs, so both passes
+// drop it by comparing with the key's last value.
 template <typename ForEachPair>
 void BuildDistinctCsr(size_t key_count, const ForEachPair& for_each_pair,
                       std::vector<uint32_t>* offsets, std::vector<uint32_t>* pool) {
+  // Per key: the last value counted by the first pass, then where the
+  // second pass puts the key's next value.
+  std::vector<uint32_t> cursor(key_count, kNoId);
   offsets->assign(key_count + 1, 0);
-  for_each_pair([&](uint32_t key, uint32_t) { ++(*offsets)[key + 1]; });
-  for (size_t i = 1; i <= key_count; ++i) (*offsets)[i] += (*offsets)[i - 1];
-  pool->assign(offsets->back(), kNoId);
-  std::vector<uint32_t> row_end(offsets->begin(), offsets->end() - 1);
   for_each_pair([&](uint32_t key, uint32_t value) {
-    uint32_t& end = row_end[key];
-    if (end == (*offsets)[key] || (*pool)[end - 1] != value) (*pool)[end++] = value;
+    if (cursor[key] == value) return;
+    cursor[key] = value;
+    ++(*offsets)[key + 1];
   });
-  // Close the gaps that repeated pairs left.
-  uint32_t out = 0;
-  for (size_t key = 0; key < key_count; ++key) {
-    const uint32_t begin = (*offsets)[key];
-    (*offsets)[key] = out;
-    for (uint32_t k = begin; k < row_end[key]; ++k) (*pool)[out++] = (*pool)[k];
-  }
-  (*offsets)[key_count] = out;
-  pool->resize(out);
+  for (size_t i = 1; i <= key_count; ++i) (*offsets)[i] += (*offsets)[i - 1];
+  std::copy(offsets->begin(), offsets->end() - 1, cursor.begin());
+  pool->assign(offsets->back(), kNoId);
+  for_each_pair([&](uint32_t key, uint32_t value) {
+    uint32_t& next = cursor[key];
+    if (next == (*offsets)[key] || (*pool)[next - 1] != value) (*pool)[next++] = value;
+  });
 }
 
 template <typename T>
@@ -211,9 +211,11 @@ void Module::Finalize() {
     int64_t number;  // >= 0
   };
   std::vector<NumberedParameter> numbered_parameters;
+  shape_use_counts_.assign(shapes.size(), 0);
   for (InstrId i = 0; i < n; ++i) {
     const Instruction& instr = instructions[i];
     operand_ranges[i] = {instr.operands_begin, instr.operand_count};
+    if (instr.shape < shape_use_counts_.size()) ++shape_use_counts_[instr.shape];
     if (!callees(i).empty()) callers_in_order.push_back(i);
     if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
       numbered_parameters.push_back({i, instr.parameter_number});
@@ -258,20 +260,39 @@ void Module::Finalize() {
 
   // Parameters by number; holes stay kNoId (the verifier reports them).
   // numbered_parameters is sorted, so a computation's are a subrange.
-  const auto parameters_in = [&](CompId c) {
-    const Computation& comp = computations[c];
+  // Computations as parsed lie one after another in id order: each subrange
+  // is then found by walking on from the last one, the others by binary
+  // search.
+  std::vector<absl::Span<const NumberedParameter>> parameters_of(computations.size());
+  {
+    const NumberedParameter* const all = numbered_parameters.data();
+    const NumberedParameter* const all_end = all + numbered_parameters.size();
     const auto id_below = [](const NumberedParameter& p, InstrId id) { return p.id < id; };
-    const auto first = std::lower_bound(numbered_parameters.begin(), numbered_parameters.end(),
-                                        comp.first_instruction, id_below);
-    const auto last = std::lower_bound(first, numbered_parameters.end(),
-                                       comp.first_instruction + comp.instruction_count, id_below);
-    return absl::MakeConstSpan(numbered_parameters.data() + (first - numbered_parameters.begin()),
-                               static_cast<size_t>(last - first));
-  };
+    const NumberedParameter* next = all;  // the parameters before it have ids below next_id
+    InstrId next_id = 0;
+    for (CompId c = 0; c < computations.size(); ++c) {
+      const InstrId begin_id = computations[c].first_instruction;
+      const InstrId end_id = begin_id + computations[c].instruction_count;
+      const NumberedParameter* first;
+      const NumberedParameter* last;
+      if (begin_id >= next_id) {
+        first = next;
+        while (first != all_end && first->id < begin_id) ++first;
+        last = first;
+        while (last != all_end && last->id < end_id) ++last;
+        next = last;
+        next_id = std::max(begin_id, end_id);  // end_id may have wrapped
+      } else {
+        first = std::lower_bound(all, all_end, begin_id, id_below);
+        last = std::lower_bound(first, all_end, end_id, id_below);
+      }
+      parameters_of[c] = absl::MakeConstSpan(first, static_cast<size_t>(last - first));
+    }
+  }
   parameter_offsets_.assign(computations.size() + 1, 0);
   for (CompId c = 0; c < computations.size(); ++c) {
     int64_t count = 0;
-    for (const NumberedParameter& p : parameters_in(c)) count = std::max(count, p.number + 1);
+    for (const NumberedParameter& p : parameters_of[c]) count = std::max(count, p.number + 1);
     // Bound the table by the instruction count so a hostile parameter(10^18)
     // cannot make it huge; such numbers are left for the verifier.
     count = std::min<int64_t>(count, computations[c].instruction_count);
@@ -281,7 +302,7 @@ void Module::Finalize() {
   for (CompId c = 0; c < computations.size(); ++c) {
     const uint32_t begin = parameter_offsets_[c];
     const uint32_t size = parameter_offsets_[c + 1] - begin;
-    for (const NumberedParameter& p : parameters_in(c)) {
+    for (const NumberedParameter& p : parameters_of[c]) {
       if (p.number < static_cast<int64_t>(size)) {
         InstrId& slot = parameter_pool_[begin + static_cast<uint32_t>(p.number)];
         if (slot == kNoId) slot = p.id;

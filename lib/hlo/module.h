@@ -296,6 +296,9 @@ class Module {
   absl::Span<const InstrId> callers(CompId id) const;
   // Parameters of a computation indexed by parameter number (kNoId holes).
   absl::Span<const InstrId> parameters(CompId id) const;
+  // How many instructions have each shape, indexed by ShapeId: sums over
+  // instructions of a per-shape figure, without walking the instructions.
+  absl::Span<const uint32_t> shape_use_counts() const { return shape_use_counts_; }
 
   // Where the instruction came from in the user's program: the metadata's
   // source_file/source_line, or its stack frame resolved through the
@@ -329,6 +332,7 @@ class Module {
   std::vector<InstrId> caller_pool_;
   std::vector<uint32_t> parameter_offsets_;
   std::vector<InstrId> parameter_pool_;
+  std::vector<uint32_t> shape_use_counts_;
 };
 
 }  // namespace hlomem::hlo

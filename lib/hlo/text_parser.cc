@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -137,41 +139,67 @@ class TextParser {
 
   // ---- lexical helpers -------------------------------------------------------
   // Skips whitespace, "// ..." line comments and "/* ... */" block comments.
-  void SkipSpace() {
-    while (p_ < end_) {
-      const char c = *p_;
-      if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-        ++p_;
-      } else if (c == '/' && p_ + 1 < end_ && p_[1] == '/') {
+  // Inline for the usual case, a cursor already on a token: the helpers
+  // below call it before every token.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void SkipSpace() {
+    if (ABSL_PREDICT_TRUE(p_ < end_ && StartsToken(*p_))) return;
+    // One space between tokens, as printers write them.
+    if (end_ - p_ >= 2 && p_[0] == ' ' && StartsToken(p_[1])) {
+      ++p_;
+      return;
+    }
+    SkipSpaceSlow();
+  }
+  // Neither whitespace nor the '/' of a comment.
+  static bool StartsToken(char c) { return static_cast<unsigned char>(c) > ' ' && c != '/'; }
+  ABSL_ATTRIBUTE_NOINLINE void SkipSpaceSlow() {
+    while (true) {
+      const char* blank = p_;  // a local: the loop then stays in registers
+      while (blank < end_ && IsBlank(*blank)) ++blank;
+      p_ = blank;
+      if (end_ - p_ < 2 || p_[0] != '/') return;
+      if (p_[1] == '/') {
         const void* nl = std::memchr(p_, '\n', static_cast<size_t>(end_ - p_));
         p_ = nl ? static_cast<const char*>(nl) + 1 : end_;
-      } else if (c == '/' && p_ + 1 < end_ && p_[1] == '*') {
+      } else if (p_[1] == '*') {
         const char* q = p_ + 2;
         while (q + 1 < end_ && !(q[0] == '*' && q[1] == '/')) ++q;
         p_ = q + 1 < end_ ? q + 2 : end_;
       } else {
-        break;
+        return;
       }
     }
   }
-  bool Peek(char c) {
+  // ' ', '\n', '\t' or '\r', with one test.
+  static bool IsBlank(char c) {
+    constexpr uint64_t kBlanks = uint64_t{1} << ' ' | uint64_t{1} << '\n' |
+                                 uint64_t{1} << '\t' | uint64_t{1} << '\r';
+    const auto u = static_cast<unsigned char>(c);
+    return u <= ' ' && (kBlanks >> u & 1) != 0;
+  }
+  // Inline (with SkipSpace's usual case): each instruction calls these
+  // a dozen times.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Peek(char c) {
     SkipSpace();
     return p_ < end_ && *p_ == c;
   }
-  bool Consume(char c) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Consume(char c) {
     if (!Peek(c)) return false;
     ++p_;
     return true;
   }
-  bool Expect(char c) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Expect(char c) {
     if (Consume(c)) return true;
+    return ExpectedChar(c);
+  }
+  ABSL_ATTRIBUTE_NOINLINE bool ExpectedChar(char c) {
     return Expected(absl::StrCat("'", absl::string_view(&c, 1), "'"));
   }
   // True if the next token is the identifier `word` (not a prefix of a name).
   bool PeekKeyword(absl::string_view word) {
     SkipSpace();
     const size_t n = word.size();
-    return static_cast<size_t>(end_ - p_) >= n &&
+    return static_cast<size_t>(end_ - p_) >= n && *p_ == word.front() &&
            absl::string_view(p_, n) == word &&
            (p_ + n == end_ || !IsNameChar(p_[n]));
   }
@@ -188,10 +216,23 @@ class TextParser {
     if (q < end_ && *q == '%') ++q;
     if (q == end_ || !IsNameStart(*q)) return Expected(what);
     const char* start = q;
-    while (q < end_ && IsNameChar(*q)) ++q;
+    q = SkipNameChars(q + 1);
     *out = absl::string_view(start, static_cast<size_t>(q - start));
     p_ = q;
     return true;
+  }
+  // The end of the run of name characters starting at `q`. Names are most
+  // of the text: eight bytes a round, with one bounds check per round.
+  const char* SkipNameChars(const char* q) const {
+    while (end_ - q >= 8) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        if (!IsNameChar(q[k])) return q + k;
+      }
+      q += 8;
+    }
+    while (q < end_ && IsNameChar(*q)) ++q;
+    return q;
   }
 
   // int ::= '-'? [0-9]+  (overflow-checked)
@@ -247,11 +288,9 @@ class TextParser {
     const char* start = p_;
     int depth = 0;
     while (p_ < end_) {
+      p_ = SkipUnstructured(p_);
+      if (p_ == end_) break;
       const char c = *p_;
-      if (ClassOf(c) != kStructural) {
-        ++p_;
-        continue;
-      }
       if (c == '"') {
         absl::string_view ignored;
         if (!LexString(&ignored)) return false;
@@ -272,6 +311,20 @@ class TextParser {
     return Error(start, absl::StrCat("unbalanced '", absl::string_view(start, 1), "'"));
   }
 
+  // The first byte at or after `q` that is a quote or a bracket, or end_.
+  // Eight bytes a round, with one bounds check per round.
+  const char* SkipUnstructured(const char* q) const {
+    while (end_ - q >= 8) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        if (ClassOf(q[k]) == kStructural) return q + k;
+      }
+      q += 8;
+    }
+    while (q < end_ && ClassOf(*q) != kStructural) ++q;
+    return q;
+  }
+
   // attribute value ::= a balanced blob ({...}, (...), [...], "...") or a bare
   // token, ending at ',' or whitespace at depth 0 or an unmatched closer.
   bool LexAttributeValue(absl::string_view* out) {
@@ -281,7 +334,9 @@ class TextParser {
     while (p_ < end_) {
       const char c = *p_;
       if (ClassOf(c) == kPlain) {
-        ++p_;
+        const char* q = p_ + 1;
+        while (q < end_ && ClassOf(*q) == kPlain) ++q;
+        p_ = q;
         continue;
       }
       if (c == '"') {
@@ -326,9 +381,10 @@ class TextParser {
     const char* q = p_;
     while (q < end_ && absl::ascii_isalnum(static_cast<unsigned char>(*q))) ++q;
     if (q == p_ || q == end_ || *q != '[') return Expected("a shape");
-    const char* close = static_cast<const char*>(
-        std::memchr(q, ']', static_cast<size_t>(end_ - q)));
-    if (close == nullptr) return Error(q, "unbalanced '['");
+    // Dimensions are a few bytes: a loop beats a call to memchr.
+    const char* close = q;
+    while (close < end_ && *close != ']') ++close;
+    if (close == end_) return Error(q, "unbalanced '['");
     p_ = close + 1;
     if (p_ < end_ && *p_ == '{') return SkipBalanced();
     return true;
@@ -336,22 +392,42 @@ class TextParser {
 
   bool ParseShape(ShapeId* out, int depth = 0) {
     SkipSpace();
+    if (AtPreviousShape()) {
+      p_ += previous_shape_text_.size();
+      *out = previous_shape_;
+      return true;
+    }
     const char* start = p_;
     if (!ScanShapeExtent()) return false;
     const absl::string_view text(start, static_cast<size_t>(p_ - start));
     const uint32_t hash = HashView(text);
     if (const uint32_t* cached = shape_cache_.Find(text, hash)) {
       *out = *cached;
-      return true;
+    } else {
+      p_ = start;
+      Shape shape;
+      if (!ParseShapeUncached(&shape, depth)) return false;
+      absl::StatusOr<ShapeId> id = module_->shapes.Intern(std::move(shape));
+      if (!id.ok()) return Error(start, absl::StrCat("invalid shape: ", id.status().message()));
+      shape_cache_.TryEmplace(key_copies_.Copy(text), hash, *id);
+      *out = *id;
     }
-    p_ = start;
-    Shape shape;
-    if (!ParseShapeUncached(&shape, depth)) return false;
-    absl::StatusOr<ShapeId> id = module_->shapes.Intern(std::move(shape));
-    if (!id.ok()) return Error(start, absl::StrCat("invalid shape: ", id.status().message()));
-    shape_cache_.TryEmplace(text, hash, *id);
-    *out = *id;
+    previous_shape_text_ = text;
+    previous_shape_ = *out;
     return true;
+  }
+
+  // True if the text at the cursor is the shape parsed last (as it is for
+  // most instructions): ScanShapeExtent would find the same extent in the
+  // same bytes, and shape_cache_ the same id, so both are skipped.
+  bool AtPreviousShape() const {
+    const absl::string_view text = previous_shape_text_;
+    const size_t n = text.size();
+    if (n == 0 || static_cast<size_t>(end_ - p_) < n || !SameBytes(p_, text.data(), n)) {
+      return false;
+    }
+    // The scan looks one byte past a shape ending in ']' for a layout.
+    return text.back() != ']' || p_ + n == end_ || p_[n] != '{';
   }
 
   // shape ::= '(' (shape (',' shape)*)? ')' | type '[' dims ']' layout?
@@ -496,6 +572,7 @@ class TextParser {
     module->from_text = true;
     module->metadata.emplace_back();  // index 0: no metadata
     shape_cache_.Clear();
+    previous_shape_text_ = {};
     computation_ids_.Clear();
     metadata_ids_.Clear();
     pending_callees_.clear();
@@ -576,6 +653,7 @@ class TextParser {
     module_->operand_pool.reserve(lines * 2);
     module_->attribute_pool.reserve(lines);
     module_->metadata.reserve(lines);
+    module_->dimension_pool.reserve(lines);
     prefault_ = true;
     for (uintptr_t& done : prefaulted_) done = 0;
   }
@@ -701,7 +779,7 @@ class TextParser {
           StackFrameIndex::FileLocation loc;
           while (!Consume('}')) {
             absl::string_view key;
-            int64_t value;
+            int64_t value = 0;
             if (!LexName(&key, "a file location field") || !Expect('=') || !LexInt(&value)) {
               return false;
             }
@@ -722,7 +800,7 @@ class TextParser {
           StackFrameIndex::Frame frame;
           while (!Consume('}')) {
             absl::string_view key;
-            int64_t value;
+            int64_t value = 0;
             if (!LexName(&key, "a stack frame field") || !Expect('=') || !LexInt(&value)) {
               return false;
             }
@@ -743,7 +821,7 @@ class TextParser {
   }
   bool ExpectId(int64_t expected) {
     const char* at = p_;
-    int64_t id;
+    int64_t id = 0;
     if (!LexInt(&id)) return false;
     if (id != expected) {
       return Error(at, absl::StrCat("expected entry ", expected, ", found ", id));
@@ -800,6 +878,7 @@ class TextParser {
     comp.first_instruction = static_cast<InstrId>(module_->instructions.size());
     module_->computations.push_back(comp);
     instruction_ids_.Clear();
+    previous_name_ = {};
     pending_operands_.clear();
     pending_predecessors_.clear();
 
@@ -876,11 +955,12 @@ class TextParser {
     const char* opcode_start = p_;
     absl::string_view opcode_text;
     if (!LexName(&opcode_text, "an opcode")) return false;
-    instr.opcode = LookUpOpcode(opcode_text);
+    const OpcodeSpelling spelling = LookUpOpcode(opcode_text);
+    instr.opcode = spelling.opcode;
     if (instr.opcode == Opcode::kUnknown) {
       return Error(opcode_start, absl::StrCat("unknown opcode '", opcode_text, "'"));
     }
-    if (opcode_text != OpcodeName(instr.opcode)) extras.opcode_text = opcode_text;
+    if (spelling.unusual) extras.opcode_text = opcode_text;
 
     // The name is claimed now (one hash lookup) and gets its id once the
     // implicit get-tuple-elements of compact operands have theirs.
@@ -892,10 +972,14 @@ class TextParser {
     }
 
     if (!Expect('(')) return false;
-    instr.operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
+    // Fields found from here on go to the stored instruction, not to
+    // `instr`: copying `instr` right after storing them would stall on
+    // store forwarding.
+    const auto operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
+    int64_t parameter_number = -1;
     if (instr.opcode == Opcode::kParameter) {
-      if (!LexInt(&instr.parameter_number, "a parameter number")) return false;
-      if (instr.parameter_number < 0) {
+      if (!LexInt(&parameter_number, "a parameter number")) return false;
+      if (parameter_number < 0) {
         return Error(start, "parameter number must not be negative");
       }
       if (!Expect(')')) return false;
@@ -926,8 +1010,8 @@ class TextParser {
       } while (Consume(','));
       if (!Expect(')')) return false;
     }
-    instr.operand_count =
-        static_cast<uint32_t>(module_->operand_pool.size()) - instr.operands_begin;
+    const auto operand_count =
+        static_cast<uint32_t>(module_->operand_pool.size()) - operands_begin;
     if (compact_operands_.empty()) {
       *claimed.first = static_cast<InstrId>(module_->instructions.size());
     } else {
@@ -936,18 +1020,23 @@ class TextParser {
           static_cast<InstrId>(module_->instructions.size());
     }
 
-    instr.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
+    // Stored now; the attributes fill it in place.
+    Instruction& stored = module_->instructions.emplace_back(instr);
+    stored.parameter_number = parameter_number;
+    stored.operands_begin = operands_begin;
+    stored.operand_count = operand_count;
+    stored.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
     extras.callees_begin = static_cast<uint32_t>(module_->callee_pool.size());
     extras.control_predecessors_begin =
         static_cast<uint32_t>(module_->control_predecessor_pool.size());
     extras.output_operand_aliases_begin =
         static_cast<uint32_t>(module_->output_operand_alias_pool.size());
-    instr.dimensions_begin = static_cast<uint32_t>(module_->dimension_pool.size());
+    stored.dimensions_begin = static_cast<uint32_t>(module_->dimension_pool.size());
     while (Consume(',')) {
-      if (!ParseAttribute(&instr, &extras)) return false;
+      if (!ParseAttribute(&stored, &extras)) return false;
     }
-    instr.attribute_count =
-        static_cast<uint32_t>(module_->attribute_pool.size()) - instr.attributes_begin;
+    stored.attribute_count =
+        static_cast<uint32_t>(module_->attribute_pool.size()) - stored.attributes_begin;
     extras.callee_count =
         static_cast<uint32_t>(module_->callee_pool.size()) - extras.callees_begin;
     extras.control_predecessor_count =
@@ -956,10 +1045,11 @@ class TextParser {
     extras.output_operand_alias_count =
         static_cast<uint32_t>(module_->output_operand_alias_pool.size()) -
         extras.output_operand_aliases_begin;
-    instr.dimension_count =
-        static_cast<uint32_t>(module_->dimension_pool.size()) - instr.dimensions_begin;
-    module_->SetExtras(&instr, extras);
-    module_->instructions.push_back(instr);
+    stored.dimension_count =
+        static_cast<uint32_t>(module_->dimension_pool.size()) - stored.dimensions_begin;
+    module_->SetExtras(&stored, extras);
+    previous_name_ = instr.name;
+    previous_id_ = static_cast<InstrId>(module_->instructions.size() - 1);
     if (prefault_) {
       PrefaultAhead(module_->instructions, &prefaulted_[0]);
       PrefaultAhead(module_->attribute_pool, &prefaulted_[1]);
@@ -968,17 +1058,34 @@ class TextParser {
     return true;
   }
 
-  // The opcode written as `text`, or kUnknown. Remembers the spellings seen,
-  // so each costs one lookup with a cheap hash.
-  Opcode LookUpOpcode(absl::string_view text) {
-    const uint32_t hash = HashView(text);
-    if (const uint32_t* known = opcodes_.Find(text, hash)) return static_cast<Opcode>(*known);
-    std::optional<Opcode> opcode = OpcodeFromName(text);
-    if (!opcode) opcode = AsyncSugarOpcode(text);
-    if (*opcode != Opcode::kUnknown) {
-      opcodes_.TryEmplace(text, hash, static_cast<uint32_t>(*opcode));
+  // The opcode written as `text` (kUnknown if none), and whether `text`
+  // differs from OpcodeName(opcode). Remembers the spellings seen: a repeat
+  // of the last one costs a comparison, any other one lookup.
+  struct OpcodeSpelling {
+    Opcode opcode;
+    bool unusual;
+  };
+  OpcodeSpelling LookUpOpcode(absl::string_view text) {
+    if (text.size() == previous_opcode_text_.size() &&
+        SameBytes(text.data(), previous_opcode_text_.data(), text.size())) {
+      return previous_opcode_;
     }
-    return *opcode;
+    constexpr uint32_t kUnusual = 1u << 16;
+    const uint32_t hash = HashView(text);
+    OpcodeSpelling spelling;
+    if (const uint32_t* known = opcodes_.Find(text, hash)) {
+      spelling = {static_cast<Opcode>(*known & 0xff), (*known & kUnusual) != 0};
+    } else {
+      std::optional<Opcode> opcode = OpcodeFromName(text);
+      if (!opcode) opcode = AsyncSugarOpcode(text);
+      if (*opcode == Opcode::kUnknown) return {Opcode::kUnknown, true};
+      spelling = {*opcode, text != OpcodeName(*opcode)};
+      opcodes_.TryEmplace(key_copies_.Copy(text), hash,
+                          static_cast<uint32_t>(*opcode) | (spelling.unusual ? kUnusual : 0));
+    }
+    previous_opcode_text_ = text;
+    previous_opcode_ = spelling;
+    return spelling;
   }
 
   // "custom-call-start" and friends: async syntax sugar around an op.
@@ -1029,6 +1136,13 @@ class TextParser {
       }
       const absl::string_view text(text_start, static_cast<size_t>(p_ - text_start));
       compact_operands_.push_back({slot, name, std::move(index), text, where});
+      return true;
+    }
+    // Half the operands name the instruction just above their user: one
+    // comparison instead of a hash lookup.
+    if (name.size() == previous_name_.size() &&
+        SameBytes(name.data(), previous_name_.data(), name.size())) {
+      module_->operand_pool[slot] = previous_id_;
       return true;
     }
     // Operands are usually defined above their user; others (and a name
@@ -1111,10 +1225,10 @@ class TextParser {
       if (ParseSharedMetadata(instr, &new_text) && p_ < end_ &&
           (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
         if (!new_text.empty()) {
-          metadata_ids_.TryEmplace(new_text, HashView(new_text), instr->metadata);
+          metadata_ids_.TryEmplace(key_copies_.Copy(new_text), HashView(new_text),
+                                   instr->metadata);
         }
-        module_->attribute_pool.push_back(
-            {key, absl::string_view(value_start, static_cast<size_t>(p_ - value_start))});
+        AddAttribute(key, absl::string_view(value_start, static_cast<size_t>(p_ - value_start)));
         return true;
       }
       error_ = absl::OkStatus();
@@ -1123,7 +1237,7 @@ class TextParser {
       p_ = value_start;
     }
     if (!LexAttributeValue(&value)) return false;
-    module_->attribute_pool.push_back({key, value});
+    AddAttribute(key, value);
 
     auto computation_list = [&](CallRole role) {
       return ParseSubvalue(value_start, value, [&] { return ParseCalleeList(role); });
@@ -1197,6 +1311,14 @@ class TextParser {
         break;
     }
     return true;
+  }
+
+  // Built in place: a temporary, copied with wide loads right after its
+  // fields were stored, would stall on store forwarding.
+  void AddAttribute(absl::string_view key, absl::string_view value) {
+    Attribute& attribute = module_->attribute_pool.emplace_back();
+    attribute.key = key;
+    attribute.value = value;
   }
 
   bool AddCallee(CallRole role, absl::string_view name, const char* where) {
@@ -1284,6 +1406,7 @@ class TextParser {
   // `*new_text` to a text parsed here for the first time, which the caller
   // shares once the attribute is accepted.
   bool ParseSharedMetadata(Instruction* instr, absl::string_view* new_text) {
+    if (KnownMetadataToLineEnd(instr)) return true;
     const char* start = p_;
     if (!SkipBalanced()) {
       error_ = absl::OkStatus();
@@ -1299,6 +1422,30 @@ class TextParser {
     if (!ParseMetadata(instr)) return false;
     if (p_ == start + text.size()) *new_text = text;
     return true;
+  }
+
+  // Most dumps end their lines with the metadata: the text from the cursor
+  // to the line's end, found by memchr, is then a known metadata text as a
+  // whole (the same bytes have the same bracketed extent), with no scan of
+  // its brackets. Tried until it has missed far more often than it hit, and
+  // only on lines short enough that a miss costs little.
+  bool KnownMetadataToLineEnd(Instruction* instr) {
+    constexpr size_t kLongestTried = 4096;
+    if (metadata_line_misses_ > metadata_line_hits_ + 64) return false;
+    const void* nl = std::memchr(p_, '\n', std::min(kLongestTried, static_cast<size_t>(end_ - p_)));
+    if (nl != nullptr) {
+      const absl::string_view text(p_, static_cast<size_t>(static_cast<const char*>(nl) - p_));
+      if (!text.empty() && text.back() == '}') {
+        if (const uint32_t* known = metadata_ids_.Find(text, HashView(text))) {
+          instr->metadata = *known;
+          p_ += text.size();
+          ++metadata_line_hits_;
+          return true;
+        }
+      }
+    }
+    ++metadata_line_misses_;
+    return false;
   }
 
   // metadata ::= '{' (key '=' (string | int | '{' ... '}'))* '}'
@@ -1349,6 +1496,15 @@ class TextParser {
   bool prefault_ = false;  // set for big modules, whose pools were reserved
   uintptr_t prefaulted_[3] = {};  // PrefaultAhead's progress per pool
   ViewMap metadata_ids_;  // metadata text -> index into Module::metadata
+  KeyArena key_copies_;  // keys of shape_cache_, opcodes_, metadata_ids_
+  uint64_t metadata_line_hits_ = 0;  // KnownMetadataToLineEnd's record
+  uint64_t metadata_line_misses_ = 0;
+  absl::string_view previous_shape_text_;  // of the last ParseShape; empty: none
+  ShapeId previous_shape_ = 0;
+  absl::string_view previous_opcode_text_;  // of the last LookUpOpcode that found one
+  OpcodeSpelling previous_opcode_ = {Opcode::kUnknown, true};
+  absl::string_view previous_name_;  // of the computation's last instruction
+  InstrId previous_id_ = kNoId;
   std::vector<PendingName> pending_operands_;
   std::vector<PendingName> pending_predecessors_;
   std::vector<PendingCallee> pending_callees_;

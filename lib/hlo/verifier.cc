@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -206,11 +208,37 @@ class RunningShapeSum {
   InstrId over_ = kNoId;
 };
 
+// The sum of `per_shape[shape]` over the instructions (saturating), from
+// the module's shape use counts without walking the instructions; nullopt
+// when the counts do not cover every instruction or a figure is negative.
+std::optional<int64_t> SumOverInstructions(const Module& m, const std::vector<int64_t>& per_shape) {
+  const absl::Span<const uint32_t> counts = m.shape_use_counts();
+  if (counts.size() != per_shape.size()) return std::nullopt;
+  int64_t sum = 0;
+  uint64_t counted = 0;
+  for (size_t s = 0; s < counts.size(); ++s) {
+    if (per_shape[s] < 0) return std::nullopt;
+    counted += counts[s];
+    const std::optional<int64_t> term = CheckedMul(counts[s], per_shape[s]);
+    sum = term ? SaturatingAdd(sum, *term) : std::numeric_limits<int64_t>::max();
+  }
+  if (counted != m.instructions.size()) return std::nullopt;
+  return sum;
+}
+
+// True when no running sum of `per_shape[shape]` over the instructions can
+// exceed `limit`: the figures are not negative and their total is within it.
+bool SumStaysWithin(const Module& m, const std::vector<int64_t>& per_shape, int64_t limit) {
+  const std::optional<int64_t> sum = SumOverInstructions(m, per_shape);
+  return sum && *sum <= limit;
+}
+
 // The first instruction at which the running sum of `per_shape[shape]` over
 // the instructions, in id order, exceeds `limit`; kNoId when it never does.
 InstrId FirstInstructionOverLimit(const Module& m,
                                   const std::vector<int64_t>& per_shape,
                                   int64_t limit) {
+  if (SumStaysWithin(m, per_shape, limit)) return kNoId;
   RunningShapeSum sum(per_shape, limit);
   for (InstrId i = 0; i < m.instructions.size() && sum.over() == kNoId; ++i) sum.Add(m, i);
   return sum.over();
@@ -352,6 +380,7 @@ absl::Status VerifyModule(const Module& m) {
   // is walked once. The buffer-byte sum, defined in id order, rides along
   // when the computations list the ids in order, as parsed modules do.
   const std::vector<int64_t> shape_bytes = BufferBytesPerShape(m);
+  const bool bytes_within_limit = SumStaysWithin(m, shape_bytes, kMaxTotalBufferBytes);
   RunningShapeSum buffer_bytes(shape_bytes, kMaxTotalBufferBytes);
   bool ids_in_order = true;
   InstrId next_id = 0;
@@ -365,12 +394,13 @@ absl::Status VerifyModule(const Module& m) {
       HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
       if (!m.callees(i).empty()) scratch.calling.push_back(i);
       ids_in_order = ids_in_order && i == next_id++;
-      if (ids_in_order) buffer_bytes.Add(m, i);
+      if (ids_in_order && !bytes_within_limit) buffer_bytes.Add(m, i);
     }
   }
   scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
   HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m, scratch));
-  const InstrId over = ids_in_order && next_id == m.instructions.size()
+  const InstrId over = bytes_within_limit ? kNoId
+                       : ids_in_order && next_id == m.instructions.size()
                            ? buffer_bytes.over()
                            : FirstInstructionOverLimit(m, shape_bytes, kMaxTotalBufferBytes);
   if (over != kNoId) return TotalBufferBytesError(m, over);

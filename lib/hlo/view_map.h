@@ -5,8 +5,10 @@
 #ifndef HLOMEM_LIB_HLO_VIEW_MAP_H_
 #define HLOMEM_LIB_HLO_VIEW_MAP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -69,6 +71,24 @@ inline uint32_t HashView(absl::string_view s) {
   return static_cast<uint32_t>(h);
 }
 
+// memcmp(a, b, n) == 0 inline, a word at a time: keys are short, and a
+// call to memcmp costs more than comparing them.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  using view_map_internal::Load32;
+  using view_map_internal::Load64;
+  if (n >= 8) {
+    for (size_t k = 0; k + 8 < n; k += 8) {
+      if (Load64(a + k) != Load64(b + k)) return false;
+    }
+    return Load64(a + n - 8) == Load64(b + n - 8);
+  }
+  if (n >= 4) return Load32(a) == Load32(b) && Load32(a + n - 4) == Load32(b + n - 4);
+  for (size_t k = 0; k < n; ++k) {
+    if (a[k] != b[k]) return false;
+  }
+  return true;
+}
+
 class ViewMap {
  public:
   ViewMap() { Reset(kMinCapacity); }
@@ -97,11 +117,13 @@ class ViewMap {
     }
   }
 
-  // Empties the map in O(1); a table grown far beyond what it held is
-  // shrunk, so small maps after a big one stay cache-resident.
+  // Empties the map in O(1); a table grown far beyond what it held and
+  // beyond kShrinkAbove is shrunk, so small maps after a big one stay
+  // cache-resident. Tables up to kShrinkAbove are kept: maps cleared per
+  // computation would otherwise regrow for most computations.
   void Clear() {
-    if (slots_.size() > kMinCapacity && size_ * 16 < slots_.size()) {
-      Reset(kMinCapacity);
+    if (slots_.size() > kShrinkAbove && size_ * 16 < slots_.size()) {
+      Reset(kShrinkAbove);
       return;
     }
     size_ = 0;
@@ -112,6 +134,7 @@ class ViewMap {
 
  private:
   static constexpr size_t kMinCapacity = 64;
+  static constexpr size_t kShrinkAbove = 4096;  // slots: 96 KiB
 
   struct Slot {
     const char* data;
@@ -122,7 +145,7 @@ class ViewMap {
   };
 
   static bool Equal(const Slot& slot, absl::string_view key) {
-    return slot.size == key.size() && std::memcmp(slot.data, key.data(), key.size()) == 0;
+    return slot.size == key.size() && SameBytes(slot.data, key.data(), key.size());
   }
 
   void Reset(size_t capacity) {
@@ -151,6 +174,34 @@ class ViewMap {
   size_t mask_ = 0;
   size_t size_ = 0;
   uint32_t generation_ = 1;
+};
+
+// Owned copies of keys, packed together: a map that lives as long as a
+// module (shape texts, metadata texts) would otherwise compare against text
+// far behind the parser, cold in cache or given back by
+// FileContents::ReleasePages and faulted in again.
+class KeyArena {
+ public:
+  absl::string_view Copy(absl::string_view key) {
+    if (key.empty()) return {};
+    if (free_ < key.size()) {
+      const size_t size = std::max(kChunkBytes, key.size());
+      chunks_.push_back(std::make_unique<char[]>(size));
+      next_ = chunks_.back().get();
+      free_ = size;
+    }
+    std::memcpy(next_, key.data(), key.size());
+    const absl::string_view copy(next_, key.size());
+    next_ += key.size();
+    free_ -= key.size();
+    return copy;
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = 64 << 10;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  char* next_ = nullptr;
+  size_t free_ = 0;
 };
 
 }  // namespace hlomem::hlo
