@@ -155,6 +155,8 @@ class Dataflow {
   static absl::StatusOr<Dataflow> Run(const hlo::Module& module, const CallGraph& graph);
 
   const hlo::Module& module() const { return *module_; }
+  // The instructions that can have nodes: those outside fused computations.
+  const UnfusedIndex& unfused() const { return unfused_; }
 
   // Nodes (none for the instructions of fused computations).
   // (first node, node count) of instruction i.

@@ -76,7 +76,7 @@ void DetectLiveClones(const Context& ctx, int64_t min_bytes, std::vector<Finding
     if (!base.empty()) by_name.emplace(base, hlo::kNoId);
   }
   if (by_name.empty()) return;
-  for (InstrId i = 0; i < m.instructions.size(); ++i) {
+  for (InstrId i : ctx.dataflow().unfused().instructions()) {
     if (ctx.dataflow().node_count(i) == 0) continue;
     auto it = by_name.find(m.instr(i).name);
     if (it != by_name.end() && it->second == hlo::kNoId) it->second = i;

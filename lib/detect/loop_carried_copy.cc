@@ -52,7 +52,8 @@ void DetectLoopCarriedCopies(const DetectorInput& input, int64_t min_bytes,
   const Context ctx(input);
   const hlo::Module& m = ctx.module();
   const analysis::Dataflow& df = ctx.dataflow();
-  for (InstrId w = 0; w < m.instructions.size(); ++w) {
+  // Fused computations hold no control flow.
+  for (InstrId w : df.unfused().instructions()) {
     if (m.instr(w).opcode != hlo::Opcode::kWhile) continue;
     const hlo::CompId body = m.callee(w, hlo::CallRole::kBody);
     if (body == hlo::kNoId) continue;

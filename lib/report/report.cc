@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -278,10 +279,16 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
       out.profile = analysis::ComputeMemoryProfile(**assignment);
       out.computed = FromAssignment(**assignment, out.profile);
       out.schedule_length = (*assignment)->schedule().end_time();
-      out.rows.reserve(out.profile.buffers.size());
-      for (const analysis::BufferRecord& r : out.profile.buffers) {
-        out.rows.push_back(MakeBufferRow(module, r));
-      }
+      // The rows and the detectors only read the model and the analysis, so
+      // the rows are built on another core while the detectors run (the
+      // detect phase includes the wait for them).
+      std::vector<BufferRow> rows;
+      std::thread row_builder([&] {
+        rows.reserve(out.profile.buffers.size());
+        for (const analysis::BufferRecord& r : out.profile.buffers) {
+          rows.push_back(MakeBufferRow(module, r));
+        }
+      });
       if (!out.scheduled) {
         out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
       } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
@@ -295,6 +302,8 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
       phase.emplace("detect");
       out.findings = detect::RunDetectors(
           detect::DetectorInput{module, **assignment, out.profile}, options.detect);
+      row_builder.join();
+      out.rows = std::move(rows);
       phase.reset();
       assignment->reset();  // frees the analysis before the model it points into
       in.module.reset();
