@@ -125,6 +125,9 @@ absl::Span<const int64_t> Module::dimensions(InstrId id) const {
 
 std::optional<absl::string_view> Module::attribute(InstrId id,
                                                    absl::string_view key) const {
+  if (key == "metadata" && instructions[id].elided_metadata_at != Instruction::kNotElided) {
+    return metadata_of(id).text;
+  }
   for (const Attribute& a : attributes(id)) {
     if (a.key == key) return a.value;
   }

@@ -88,6 +88,9 @@ struct OpMetadata {
   absl::string_view source_file;
   int64_t source_line = 0;
   int64_t stack_frame_id = 0;
+  // The text as written, "{op_type=...}", when the text parser shares it
+  // between instructions (see Instruction::elided_metadata_at).
+  absl::string_view text;
 };
 
 // The 2025+ FileNames / FunctionNames / FileLocations / StackFrames header
@@ -168,6 +171,12 @@ struct Instruction {
   // compact get-tuple-element printing): a get-tuple-element the printer
   // omitted. The printer folds it back into the operand.
   bool is_implicit = false;
+  // The text parser keeps a shared metadata attribute out of the attribute
+  // list (on millions of instructions it would be most of the list): it
+  // stands before attributes(id)[elided_metadata_at], and its value is
+  // metadata_of(id).text. kNotElided when the list holds it, if present.
+  static constexpr uint16_t kNotElided = 0xffff;
+  uint16_t elided_metadata_at = kNotElided;
 };
 static_assert(sizeof(Instruction) <= 88, "Instruction grew: rare fields belong in InstructionExtras");
 
@@ -266,7 +275,8 @@ class Module {
   const OpMetadata& metadata_of(InstrId id) const {
     return metadata[instructions[id].metadata];
   }
-  // The raw value of attribute `key`, if present.
+  // The raw value of attribute `key`, if present (an elided metadata
+  // attribute included).
   std::optional<absl::string_view> attribute(InstrId id, absl::string_view key) const;
   // The first callee with `role`, or kNoId.
   CompId callee(InstrId id, CallRole role) const;

@@ -60,8 +60,10 @@ std::string PrintInstruction(const Module& m, InstrId id) {
     }
   }
   out.append(")");
-  for (const Attribute& a : m.attributes(id)) {
-    absl::StrAppend(&out, ", ", a.key, "=", a.value);
+  const absl::Span<const Attribute> attributes = m.attributes(id);
+  for (size_t k = 0; k <= attributes.size(); ++k) {
+    if (k == instr.elided_metadata_at) absl::StrAppend(&out, ", metadata=", m.metadata_of(id).text);
+    if (k < attributes.size()) absl::StrAppend(&out, ", ", attributes[k].key, "=", attributes[k].value);
   }
   return out;
 }

@@ -1216,6 +1216,11 @@ class TextParser {
     if (!Expect('=')) return false;
     SkipSpace();
     const char* value_start = p_;
+    // A second metadata attribute replaces the first's shared text: the
+    // first goes back into the list as written.
+    if (key == "metadata" && instr->elided_metadata_at != Instruction::kNotElided) {
+      RestoreElidedMetadata(instr);
+    }
     // metadata={...}, on nearly every instruction, is parsed in one pass;
     // anything unusual takes the general path, which scans the value first.
     if (key == "metadata" && p_ < end_ && *p_ == '{') {
@@ -1225,10 +1230,17 @@ class TextParser {
       if (ParseSharedMetadata(instr, &new_text) && p_ < end_ &&
           (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
         if (!new_text.empty()) {
-          metadata_ids_.TryEmplace(key_copies_.Copy(new_text), HashView(new_text),
-                                   instr->metadata);
+          // Owned by the module: elided attributes print it.
+          const absl::string_view text = module_->Own(std::string(new_text));
+          module_->metadata[instr->metadata].text = text;
+          metadata_ids_.TryEmplace(text, HashView(text), instr->metadata);
         }
-        AddAttribute(key, absl::string_view(value_start, static_cast<size_t>(p_ - value_start)));
+        const size_t at = module_->attribute_pool.size() - instr->attributes_begin;
+        if (at < Instruction::kNotElided) {
+          instr->elided_metadata_at = static_cast<uint16_t>(at);
+        } else {
+          AddAttribute(key, absl::string_view(value_start, static_cast<size_t>(p_ - value_start)));
+        }
         return true;
       }
       error_ = absl::OkStatus();
@@ -1311,6 +1323,15 @@ class TextParser {
         break;
     }
     return true;
+  }
+
+  // Puts an instruction's elided metadata attribute back into its place in
+  // the attribute list (the instruction's attributes end the pool).
+  void RestoreElidedMetadata(Instruction* instr) {
+    const auto at = module_->attribute_pool.begin() + instr->attributes_begin +
+                    instr->elided_metadata_at;
+    module_->attribute_pool.insert(at, Attribute{"metadata", module_->metadata[instr->metadata].text});
+    instr->elided_metadata_at = Instruction::kNotElided;
   }
 
   // Built in place: a temporary, copied with wide loads right after its
@@ -1496,7 +1517,7 @@ class TextParser {
   bool prefault_ = false;  // set for big modules, whose pools were reserved
   uintptr_t prefaulted_[3] = {};  // PrefaultAhead's progress per pool
   ViewMap metadata_ids_;  // metadata text -> index into Module::metadata
-  KeyArena key_copies_;  // keys of shape_cache_, opcodes_, metadata_ids_
+  KeyArena key_copies_;  // keys of shape_cache_ and opcodes_
   uint64_t metadata_line_hits_ = 0;  // KnownMetadataToLineEnd's record
   uint64_t metadata_line_misses_ = 0;
   absl::string_view previous_shape_text_;  // of the last ParseShape; empty: none

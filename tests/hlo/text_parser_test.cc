@@ -326,6 +326,33 @@ ENTRY e {
   EXPECT_EQ(second.metadata_of(second.FindInstruction("r")).op_name, "sum");
 }
 
+// The shared metadata attribute is kept out of the attribute list and
+// printed back in its place; a second metadata attribute (which wins, as in
+// XLA) puts the first back into the list as written.
+TEST(TextParserTest, ElidedMetadataPrintsInPlace) {
+  Module m = ParseOne(R"(
+ENTRY e {
+  a = f32[] parameter(0), metadata={op_name="p"}
+  b = f32[] negate(a), sharding={replicated}, metadata={op_name="n" source_line=3}, backend_config="c"
+  ROOT c = f32[] negate(b), metadata={op_name="first"}, metadata={op_name="second"}
+}
+)");
+  const InstrId b = m.FindInstruction("b");
+  ASSERT_NE(b, kNoId);
+  EXPECT_EQ(m.attributes(b).size(), 2u);
+  EXPECT_EQ(m.instr(b).elided_metadata_at, 1);
+  EXPECT_EQ(m.attribute(b, "metadata"), "{op_name=\"n\" source_line=3}");
+  EXPECT_EQ(PrintInstruction(m, b),
+            "b = f32[] negate(a), sharding={replicated}, metadata={op_name=\"n\" source_line=3}, "
+            "backend_config=\"c\"");
+  const InstrId c = m.FindInstruction("c");
+  EXPECT_EQ(m.metadata_of(c).op_name, "second");
+  EXPECT_EQ(PrintInstruction(m, c),
+            "ROOT c = f32[] negate(b), metadata={op_name=\"first\"}, metadata={op_name=\"second\"}");
+  EXPECT_EQ(PrintInstruction(m, m.FindInstruction("a")),
+            "a = f32[] parameter(0), metadata={op_name=\"p\"}");
+}
+
 // Diagnostics are user-facing: pin them word for word, caret included.
 TEST(TextParserErrorTest, UndefinedOperand) {
   EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[] add(x, x)\n}\n"),
