@@ -119,7 +119,7 @@ struct ModuleReport {
   std::vector<std::string> warnings;
 
   // Parallel to profile.buffers. A report read from JSON has the rows and
-  // profile's timeline, peak and live set, but no module or assignment.
+  // the profile's timeline, peak and live set, but not its buffer records.
   std::vector<BufferRow> rows;
   int64_t schedule_length = 0;
   std::optional<DeviceFit> device_fit;
