@@ -16,9 +16,9 @@ void DetectLargeConstants(const DetectorInput& input, int64_t min_bytes,
                           std::vector<Finding>* findings) {
   const Context ctx(input);
   const hlo::Module& m = ctx.module();
-  for (hlo::InstrId i = 0; i < m.instructions.size(); ++i) {
+  for (hlo::InstrId i : m.constants()) {
     const hlo::Instruction& in = m.instr(i);
-    if (in.opcode != hlo::Opcode::kConstant || !m.shape_of(i).is_array()) continue;
+    if (!m.shape_of(i).is_array()) continue;
     const int64_t bytes = m.shapes.ByteSize(in.shape);
     if (bytes < min_bytes) continue;
     Finding f = ctx.MakeFinding("large-constant", bytes, i);

@@ -215,11 +215,13 @@ void Module::Finalize() {
   };
   std::vector<NumberedParameter> numbered_parameters;
   shape_use_counts_.assign(shapes.size(), 0);
+  constants_.clear();
   for (InstrId i = 0; i < n; ++i) {
     const Instruction& instr = instructions[i];
     operand_ranges[i] = {instr.operands_begin, instr.operand_count};
     if (instr.shape < shape_use_counts_.size()) ++shape_use_counts_[instr.shape];
     if (!callees(i).empty()) callers_in_order.push_back(i);
+    if (instr.opcode == Opcode::kConstant) constants_.push_back(i);
     if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
       numbered_parameters.push_back({i, instr.parameter_number});
     }

@@ -309,6 +309,8 @@ class Module {
   // How many instructions have each shape, indexed by ShapeId: sums over
   // instructions of a per-shape figure, without walking the instructions.
   absl::Span<const uint32_t> shape_use_counts() const { return shape_use_counts_; }
+  // The constant instructions, in id order: few, among millions.
+  absl::Span<const InstrId> constants() const { return constants_; }
 
   // Where the instruction came from in the user's program: the metadata's
   // source_file/source_line, or its stack frame resolved through the
@@ -343,6 +345,7 @@ class Module {
   std::vector<uint32_t> parameter_offsets_;
   std::vector<InstrId> parameter_pool_;
   std::vector<uint32_t> shape_use_counts_;
+  std::vector<InstrId> constants_;
 };
 
 }  // namespace hlomem::hlo
