@@ -5,19 +5,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/base/atomic_file.h"
 #include "lib/base/bytes.h"
+#include "lib/base/file_contents.h"
 #include "lib/base/metrics.h"
 #include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
@@ -158,24 +158,17 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   AddLimitFlags(command, &flags->limits);
 }
 
-bool EndsWith(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+// The --format choices, as ParseFormat knows them.
+std::vector<std::string> FormatNames() {
+  return {std::begin(hlomem::report::kFormatNames), std::end(hlomem::report::kFormatNames)};
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": error: cannot read the file"));
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
-// Reads a report back from `report --format json` output.
+// Reads a report back from `report --format json` output (mapped, not
+// copied: a big module's report is tens of megabytes).
 absl::StatusOr<hlomem::report::Report> ReadReportJson(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  return hlomem::report::ReadJsonReport(*text, path);
+  absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file = hlomem::FileContents::Open(path);
+  if (!file.ok()) return file.status();
+  return hlomem::report::ReadJsonReport((*file)->data(), path);
 }
 
 // A progress line on stderr while modules are analysed, on a terminal only.
@@ -193,7 +186,7 @@ void ShowProgress(size_t done, size_t total, const std::string& name) {
 std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>& paths,
                                                  const ReportFlags& flags) {
   absl::StatusOr<hlomem::report::Report> report;
-  if (paths.size() == 1 && EndsWith(paths[0], ".json")) {
+  if (paths.size() == 1 && absl::EndsWith(paths[0], ".json")) {
     report = ReadReportJson(paths[0]);
   } else {
     hlomem::report::ReportOptions options;
@@ -474,7 +467,7 @@ int main(int argc, char** argv) {
   report->add_option("paths", report_flags.paths, "Dump directories or files, or a report's .json")
       ->required();
   report->add_option("--format,-f", report_flags.format, "text, json, markdown, csv or html")
-      ->check(CLI::IsMember({"text", "json", "markdown", "csv", "html"}));
+      ->check(CLI::IsMember(FormatNames()));
   AddReportFlags(report, &report_flags);
   report->add_flag("--stats", report_flags.stats,
                    "Print time and memory per phase (read, parse, analyze, detect, write) to stderr");
@@ -486,7 +479,7 @@ int main(int argc, char** argv) {
   diff->add_option("A", diff_a, "The before: a dump directory, file, or report .json")->required();
   diff->add_option("B", diff_b, "The after")->required();
   diff->add_option("--format,-f", diff_flags.format, "text, json, markdown, csv or html")
-      ->check(CLI::IsMember({"text", "json", "markdown", "csv", "html"}));
+      ->check(CLI::IsMember(FormatNames()));
   AddReportFlags(diff, &diff_flags);
 
   ReportFlags check_flags;
@@ -519,7 +512,7 @@ int main(int argc, char** argv) {
   capture->add_option("--dir", capture_dir,
                       "Dump directory (default: the --xla_dump_to in XLA_FLAGS, else a new temp dir)");
   capture->add_option("--format,-f", capture_flags.format, "text, json, markdown, csv or html")
-      ->check(CLI::IsMember({"text", "json", "markdown", "csv", "html"}));
+      ->check(CLI::IsMember(FormatNames()));
   AddReportFlags(capture, &capture_flags);
   capture->add_option("command", capture_command, "-- COMMAND [ARGS...]")->required();
   capture->positionals_at_end();

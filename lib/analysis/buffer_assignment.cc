@@ -231,9 +231,6 @@ class BufferAssigner {
   bool IsEntryParameter(InstrId i) const {
     return m_.instr(i).opcode == Opcode::kParameter && m_.instr(i).parent == m_.entry;
   }
-  bool ParameterIsAliased(int64_t parameter, const ShapeIndex& index) const {
-    return out_->parameter_aliased(parameter, index);
-  }
 
   // ---- live ranges (HloLiveRange, module scoped) ------------------------------
   void ComputeLiveRanges() {
@@ -278,7 +275,7 @@ class BufferAssigner {
         }
         if (s.time_of(used) >= 0) r.end = std::max(r.end, s.time_of(used));
       }
-      if (IsEntryParameter(i) && !ParameterIsAliased(instr.parameter_number, val.index)) {
+      if (IsEntryParameter(i) && !out_->parameter_aliased(instr.parameter_number, val.index)) {
         r.end = s.end_time();
       }
       out_->ranges_[v] = r;
@@ -440,7 +437,7 @@ class BufferAssigner {
           alloc.is_parameter = true;
           alloc.parameter_number = m_.instr(i).parameter_number;
           alloc.parameter_index = value(v).index;
-          alloc.aliased_with_output = ParameterIsAliased(alloc.parameter_number, value(v).index);
+          alloc.aliased_with_output = out_->parameter_aliased(alloc.parameter_number, value(v).index);
           AddBuffer(a, b, 0);
           if (alloc.aliased_with_output) {
             make_reusable(a);

@@ -442,9 +442,9 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   const uint32_t unfused_count = unfused.size();
   df.node_begin_.resize(unfused_count + 1);
   uint64_t total_nodes = 0;
-  uint32_t k = 0;
+  uint32_t number = 0;
   for (InstrId i : unfused.instructions()) {
-    df.node_begin_[k++] = static_cast<NodeId>(total_nodes);
+    df.node_begin_[number++] = static_cast<NodeId>(total_nodes);
     total_nodes += layout.count(m.instr(i).shape);
     if (total_nodes >= kNone) {
       return absl::ResourceExhaustedError(
@@ -856,9 +856,9 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
   }
 
   // In-place pairs, once per tracked instruction: a fusion's come from its
-  // fused body's, worked out on demand and memoized (the call graph is
-  // acyclic; an entry is made before recursing, so a cycle in hostile input
-  // sees an empty list instead of recursing forever).
+  // fused body's, worked out on demand and memoized per fused instruction
+  // (the call graph is acyclic; an entry is made before recursing, so a
+  // cycle in hostile input sees an empty list instead of recursing forever).
   {
     // A deque keeps the lists in place as it grows, so spans stay valid;
     // the map holds only indexes (most lists are empty and allocate nothing).
@@ -874,11 +874,18 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
       lists[k] = std::move(computed);
       return lists[k];
     };
-    df.in_place_ = Csr<InPlacePair>::Build(unfused_count, [&](auto emit) {
-      for (InstrId i : unfused.instructions()) {
-        if (df.node_count(i) == 0) continue;
-        for (const InPlacePair& p : pairs_of(i)) emit(unfused.of(i), p);
+    // Tracked instructions are never inside a fused body, so only the
+    // nested lookups need the memo; each of theirs is worked out once here.
+    std::vector<std::pair<uint32_t, InPlacePair>> tracked_pairs;
+    uint32_t tracked = 0;
+    for (InstrId i : unfused.instructions()) {
+      for (InPlacePair& p : df.ComputeInPlacePairs(i, pairs_of)) {
+        tracked_pairs.emplace_back(tracked, std::move(p));
       }
+      ++tracked;
+    }
+    df.in_place_ = Csr<InPlacePair>::Build(unfused_count, [&](auto emit) {
+      for (const auto& [key, pair] : tracked_pairs) emit(key, pair);
     });
   }
 

@@ -33,24 +33,25 @@ class PlacedChunks {
  public:
   using Chunk = std::pair<int64_t, int64_t>;  // [offset, end rounded up to the alignment)
 
-  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> members,
+  // `by_start`: every buffer that will be placed; sorted here into leaf order.
+  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> by_start,
                int64_t alignment)
-      : intervals_(intervals), alignment_(alignment), by_start_(std::move(members)) {
-    std::sort(by_start_.begin(), by_start_.end(), [&](uint32_t a, uint32_t b) {
+      : intervals_(intervals), alignment_(alignment) {
+    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
     });
-    const size_t blocks = (by_start_.size() + kBlock - 1) / kBlock;
+    const size_t blocks = (by_start.size() + kBlock - 1) / kBlock;
     while (tree_leaves_ < blocks) tree_leaves_ *= 2;
     max_end_.assign(2 * tree_leaves_, kEmpty);
     leaf_of_.assign(intervals.size(), 0);
-    starts_.reserve(by_start_.size());
-    for (size_t k = 0; k < by_start_.size(); ++k) {
-      leaf_of_[by_start_[k]] = static_cast<uint32_t>(k);
-      starts_.push_back(intervals[by_start_[k]].start);
+    starts_.reserve(by_start.size());
+    for (size_t k = 0; k < by_start.size(); ++k) {
+      leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
+      starts_.push_back(intervals[by_start[k]].start);
     }
-    end_.assign(by_start_.size(), kEmpty);
-    chunk_.assign(by_start_.size(), Chunk{0, 0});
-    stamp_.assign(by_start_.size(), 0);
+    end_.assign(by_start.size(), kEmpty);
+    chunk_.assign(by_start.size(), Chunk{0, 0});
+    stamp_.assign(by_start.size(), 0);
   }
 
   void Place(uint32_t id, int64_t offset) {
@@ -115,7 +116,6 @@ class PlacedChunks {
 
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
-  std::vector<uint32_t> by_start_;  // leaf -> buffer id
   std::vector<int64_t> starts_;     // leaf -> start time
   std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
   std::vector<int64_t> end_;        // leaf -> end once placed, else kEmpty

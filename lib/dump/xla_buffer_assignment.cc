@@ -442,7 +442,7 @@ XlaMemoryStats XlaBufferAssignment::Stats() const {
   XlaMemoryStats stats;
   for (const XlaAllocation& allocation : allocations) {
     const int64_t size = allocation.size;
-    const bool host = allocation.color == kHostMemoryColor;
+    const bool host = allocation.color == kHostMemorySpace;  // CPU/GPU; TPU names colors differently
     stats.total_allocation_bytes =
         SaturatingAdd(stats.total_allocation_bytes, size);
     if (allocation.is_parameter) {

@@ -26,9 +26,6 @@
 
 namespace hlomem::dump {
 
-// XLA memory-space colors that mean host memory on CPU/GPU
-// (Layout::kHostMemorySpace). TPU names colors differently (formats.md §2.1).
-inline constexpr int64_t kHostMemoryColor = kHostMemorySpace;
 
 // One ` value: <ID NAME{INDEX} (phi) @COLOR> (size=S,offset=O): SHAPE` line.
 struct XlaValue {

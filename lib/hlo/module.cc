@@ -89,10 +89,10 @@ void Module::OwnNamesOutsideFusions() {
   for (const Computation& c : computations) {
     if (c.is_fusion) continue;
     for (InstrId i : instructions_of(static_cast<CompId>(&c - computations.data()))) {
-      absl::string_view& name = instructions[i].name;
+      absl::string_view& instr_name = instructions[i].name;
       const size_t at = names.size();
-      names.append(name.data(), name.size());
-      name = absl::string_view(names.data() + at, name.size());
+      names.append(instr_name.data(), instr_name.size());
+      instr_name = absl::string_view(names.data() + at, instr_name.size());
     }
   }
 }

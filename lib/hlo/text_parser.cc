@@ -1230,9 +1230,20 @@ class TextParser {
       if (ParseSharedMetadata(instr, &new_text) && p_ < end_ &&
           (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
         if (!new_text.empty()) {
-          // Owned by the module: elided attributes print it.
+          // Owned by the module: elided attributes print it, and the
+          // fields, moved into the copy, no longer read the input (which
+          // is given back as parsing goes on).
           const absl::string_view text = module_->Own(std::string(new_text));
-          module_->metadata[instr->metadata].text = text;
+          OpMetadata& shared = module_->metadata[instr->metadata];
+          shared.text = text;
+          for (absl::string_view* field : {&shared.op_type, &shared.op_name, &shared.source_file}) {
+            const char* from = field->data();
+            if (field->empty() || from < new_text.data() ||
+                from + field->size() > new_text.data() + new_text.size()) {
+              continue;
+            }
+            *field = text.substr(static_cast<size_t>(from - new_text.data()), field->size());
+          }
           metadata_ids_.TryEmplace(text, HashView(text), instr->metadata);
         }
         const size_t at = module_->attribute_pool.size() - instr->attributes_begin;

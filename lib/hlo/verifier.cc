@@ -187,27 +187,6 @@ absl::Status VerifyCallGraph(const Module& m, const Scratch& scratch) {
 // keeps all of them, alignment padding included, clear of int64 overflow.
 constexpr int64_t kMaxTotalBufferBytes = int64_t{1} << 62;
 
-// A running sum of `per_shape[shape]` over instructions in id order that
-// remembers the first instruction at which it exceeds `limit`.
-class RunningShapeSum {
- public:
-  RunningShapeSum(const std::vector<int64_t>& per_shape, int64_t limit)
-      : per_shape_(per_shape), limit_(limit) {}
-  void Add(const Module& m, InstrId i) {
-    if (over_ != kNoId) return;
-    sum_ = SaturatingAdd(sum_, per_shape_[m.instr(i).shape]);
-    if (sum_ > limit_) over_ = i;
-  }
-  // kNoId when the sum never exceeded the limit.
-  InstrId over() const { return over_; }
-
- private:
-  const std::vector<int64_t>& per_shape_;
-  const int64_t limit_;
-  int64_t sum_ = 0;
-  InstrId over_ = kNoId;
-};
-
 // The sum of `per_shape[shape]` over the instructions (saturating), from
 // the module's shape use counts without walking the instructions; nullopt
 // when the counts do not cover every instruction or a figure is negative.
@@ -239,9 +218,12 @@ InstrId FirstInstructionOverLimit(const Module& m,
                                   const std::vector<int64_t>& per_shape,
                                   int64_t limit) {
   if (SumStaysWithin(m, per_shape, limit)) return kNoId;
-  RunningShapeSum sum(per_shape, limit);
-  for (InstrId i = 0; i < m.instructions.size() && sum.over() == kNoId; ++i) sum.Add(m, i);
-  return sum.over();
+  int64_t sum = 0;
+  for (InstrId i = 0; i < m.instructions.size(); ++i) {
+    sum = SaturatingAdd(sum, per_shape[m.instr(i).shape]);
+    if (sum > limit) return i;
+  }
+  return kNoId;
 }
 
 // Bytes of each shape with all its subshapes; a tuple's elements were
@@ -377,13 +359,7 @@ absl::Status VerifyModule(const Module& m) {
   }
   // One pass over each computation also collects what the later checks
   // read, so the instruction array (as large as the text of a big module)
-  // is walked once. The buffer-byte sum, defined in id order, rides along
-  // when the computations list the ids in order, as parsed modules do.
-  const std::vector<int64_t> shape_bytes = BufferBytesPerShape(m);
-  const bool bytes_within_limit = SumStaysWithin(m, shape_bytes, kMaxTotalBufferBytes);
-  RunningShapeSum buffer_bytes(shape_bytes, kMaxTotalBufferBytes);
-  bool ids_in_order = true;
-  InstrId next_id = 0;
+  // is walked once.
   Scratch scratch;
   scratch.calling_offsets.reserve(m.computations.size() + 1);
   for (CompId c = 0; c < m.computations.size(); ++c) {
@@ -393,16 +369,13 @@ absl::Status VerifyModule(const Module& m) {
     for (InstrId i : m.instructions_of(c)) {
       HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
       if (!m.callees(i).empty()) scratch.calling.push_back(i);
-      ids_in_order = ids_in_order && i == next_id++;
-      if (ids_in_order && !bytes_within_limit) buffer_bytes.Add(m, i);
     }
   }
   scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
   HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m, scratch));
-  const InstrId over = bytes_within_limit ? kNoId
-                       : ids_in_order && next_id == m.instructions.size()
-                           ? buffer_bytes.over()
-                           : FirstInstructionOverLimit(m, shape_bytes, kMaxTotalBufferBytes);
+  // The buffer-byte sum is read from per-shape counts; only a module over
+  // the limit is walked, to name the instruction where it went over.
+  const InstrId over = FirstInstructionOverLimit(m, BufferBytesPerShape(m), kMaxTotalBufferBytes);
   if (over != kNoId) return TotalBufferBytesError(m, over);
 
   const auto entry_params = m.parameters(m.entry);

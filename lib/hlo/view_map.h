@@ -130,7 +130,6 @@ class ViewMap {
     if (++generation_ == 0) Reset(slots_.size());
   }
 
-  size_t size() const { return size_; }
 
  private:
   static constexpr size_t kMinCapacity = 64;

@@ -1,7 +1,6 @@
 #include "lib/report/check.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -18,14 +17,22 @@ Contributor FromRow(const BufferRow& row, int64_t bytes) {
   return {bytes, row.Label(), StripLayout(row.shape), row.source_file, row.source_line};
 }
 
-// The largest rows among `indices` (already largest first when `sorted`).
+// The `count` largest rows among `indices`, largest first, ties in the
+// order given (only the first few are sorted: a module has 10^5 rows).
 std::vector<Contributor> LargestRows(const ModuleReport& m, std::vector<size_t> indices, int count) {
-  std::stable_sort(indices.begin(), indices.end(),
-                   [&](size_t x, size_t y) { return m.rows[x].bytes > m.rows[y].bytes; });
+  std::vector<std::pair<size_t, size_t>> ranked;  // (position in indices, row)
+  ranked.reserve(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) ranked.emplace_back(k, indices[k]);
+  const size_t keep = std::min(ranked.size(), static_cast<size_t>(std::max(count, 0)));
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(),
+                    [&](const auto& x, const auto& y) {
+                      const int64_t bx = m.rows[x.second].bytes, by = m.rows[y.second].bytes;
+                      return bx != by ? bx > by : x.first < y.first;
+                    });
   std::vector<Contributor> out;
-  for (size_t k : indices) {
-    if (static_cast<int>(out.size()) == count) break;
-    out.push_back(FromRow(m.rows[k], m.rows[k].bytes));
+  for (size_t k = 0; k < keep; ++k) {
+    const BufferRow& row = m.rows[ranked[k].second];
+    out.push_back(FromRow(row, row.bytes));
   }
   return out;
 }

@@ -324,7 +324,7 @@ std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options) {
       const int64_t b = SideMetric(d.b, metric);
       absl::StrAppend(&body, "<tr><td>", MetricName(metric), "</td><td class=num>", HumanBytes(a),
                       "</td><td class=num>", HumanBytes(b), "</td><td class=num>",
-                      b - a > 0 ? "+" : "", HumanBytes(b - a), "</td></tr>\n");
+                      SignedBytes(b - a), "</td></tr>\n");
     }
     absl::StrAppend(&body, "</table>\n");
     std::string series;
@@ -342,7 +342,7 @@ std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options) {
     int shown = 0;
     for (const BufferChange& c : d.changes) {
       if (shown++ == options.top) break;
-      absl::StrAppend(&body, "<tr><td class=num>", c.delta() > 0 ? "+" : "", HumanBytes(c.delta()),
+      absl::StrAppend(&body, "<tr><td class=num>", SignedBytes(c.delta()),
                       "</td><td class=num>", HumanBytes(c.bytes_a), "</td><td class=num>",
                       HumanBytes(c.bytes_b), "</td><td>", ChangeKindName(c.change),
                       c.at_peak_b ? " (at peak)" : "", "</td><td>", Html(c.kind), "</td><td><code>",

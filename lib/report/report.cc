@@ -1,6 +1,7 @@
 #include "lib/report/report.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -59,28 +60,56 @@ std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers
 
 }  // namespace
 
-absl::string_view MetricName(Metric metric) {
-  switch (metric) {
-    case Metric::kTotal: return "total";
-    case Metric::kArguments: return "arguments";
-    case Metric::kOutputs: return "outputs";
-    case Metric::kAliased: return "aliased";
-    case Metric::kTemp: return "temp";
-    case Metric::kPeakLive: return "peak live";
+namespace {
+
+// Indexed by Metric: how the text reports and the JSON name each one.
+struct MetricSpelling {
+  absl::string_view name;
+  absl::string_view json_key;
+};
+constexpr MetricSpelling kMetricSpellings[] = {
+    {"total", "total_bytes"},     {"arguments", "argument_bytes"}, {"outputs", "output_bytes"},
+    {"aliased", "alias_bytes"},   {"temp", "temp_bytes"},          {"peak live", "peak_live_bytes"},
+};
+static_assert(std::size(kMetricSpellings) == std::size(kMetrics), "a metric without spellings");
+
+// The row of a computed buffer.
+BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record) {
+  const hlo::Instruction& instr = module.instr(record.instruction);
+  const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
+  BufferRow row;
+  row.instruction = std::string(instr.name);
+  row.shape_index.assign(record.index.begin(), record.index.end());
+  row.opcode = std::string(module.opcode_text(record.instruction));
+  row.shape = module.shapes.ToString(record.shape);
+  row.bytes = record.bytes;
+  row.kind = std::string(analysis::BufferKindName(record.kind));
+  row.allocation = record.allocation;
+  row.offset = record.offset;
+  row.start = record.start;
+  row.end = record.end;
+  row.op_type = std::string(meta.op_type);
+  // An entry parameter has no line of its own; anything else without
+  // metadata (bodies outlined into parallel_* calls) takes its neighbours'.
+  if (instr.opcode == hlo::Opcode::kParameter && instr.parent == module.entry) {
+    row.op_name = hlo::OpName(module, record.instruction);
+  } else {
+    const hlo::Provenance p = hlo::ProvenanceOf(module, record.instruction);
+    row.op_name = p.op_name;
+    row.source_file = p.file;
+    row.source_line = p.line;
   }
-  return "";
+  return row;
+}
+
+}  // namespace
+
+absl::string_view MetricName(Metric metric) {
+  return kMetricSpellings[static_cast<size_t>(metric)].name;
 }
 
 absl::string_view MetricJsonKey(Metric metric) {
-  switch (metric) {
-    case Metric::kTotal: return "total_bytes";
-    case Metric::kArguments: return "argument_bytes";
-    case Metric::kOutputs: return "output_bytes";
-    case Metric::kAliased: return "alias_bytes";
-    case Metric::kTemp: return "temp_bytes";
-    case Metric::kPeakLive: return "peak_live_bytes";
-  }
-  return "";
+  return kMetricSpellings[static_cast<size_t>(metric)].json_key;
 }
 
 int64_t MetricValue(const MemoryNumbers& numbers, Metric metric) {
@@ -190,34 +219,6 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
                          HumanBytes(fit.usable), fit.fraction * 100, HumanBytes(fit.capacity));
 }
 
-BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record) {
-  const hlo::Instruction& instr = module.instr(record.instruction);
-  const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
-  BufferRow row;
-  row.instruction = std::string(instr.name);
-  row.shape_index.assign(record.index.begin(), record.index.end());
-  row.opcode = std::string(module.opcode_text(record.instruction));
-  row.shape = module.shapes.ToString(record.shape);
-  row.bytes = record.bytes;
-  row.kind = std::string(analysis::BufferKindName(record.kind));
-  row.allocation = record.allocation;
-  row.offset = record.offset;
-  row.start = record.start;
-  row.end = record.end;
-  row.op_type = std::string(meta.op_type);
-  // An entry parameter has no line of its own; anything else without
-  // metadata (bodies outlined into parallel_* calls) takes its neighbours'.
-  if (instr.opcode == hlo::Opcode::kParameter && instr.parent == module.entry) {
-    row.op_name = hlo::OpName(module, record.instruction);
-  } else {
-    const hlo::Provenance p = hlo::ProvenanceOf(module, record.instruction);
-    row.op_name = p.op_name;
-    row.source_file = p.file;
-    row.source_line = p.line;
-  }
-  return row;
-}
-
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options) {
   absl::StatusOr<dump::LoadResult> loaded = dump::LoadDumps(paths, options.load);
@@ -304,6 +305,7 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
           detect::DetectorInput{module, **assignment, out.profile}, options.detect);
       row_builder.join();
       out.rows = std::move(rows);
+      out.profile.buffers = {};
       phase.reset();
       assignment->reset();  // frees the analysis before the model it points into
       in.module.reset();

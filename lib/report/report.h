@@ -118,8 +118,10 @@ struct ModuleReport {
   std::vector<detect::Finding> findings;  // largest first
   std::vector<std::string> warnings;
 
-  // Parallel to profile.buffers. A report read from JSON has the rows and
-  // the profile's timeline, peak and live set, but not its buffer records.
+  // One per buffer record of the profile, in its order; the records are
+  // dropped once the rows are built (the rows say all the writers need).
+  // A report read from JSON has the same: rows, and the profile's
+  // timeline, peak and live set.
   std::vector<BufferRow> rows;
   int64_t schedule_length = 0;
   std::optional<DeviceFit> device_fit;
@@ -165,9 +167,6 @@ std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top);
 // budget ("needs 224.01GiB, usable 60.00GiB (75% of 80.00GiB)").
 std::string DeviceFitName(const DeviceFit& fit);
 std::string DeviceFitBudget(const DeviceFit& fit);
-
-// The row of a computed buffer (BuildReport fills ModuleReport::rows).
-BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record);
 
 }  // namespace hlomem::report
 

@@ -342,6 +342,11 @@ ENTRY e {
   EXPECT_EQ(m.attributes(b).size(), 2u);
   EXPECT_EQ(m.instr(b).elided_metadata_at, 1);
   EXPECT_EQ(m.attribute(b, "metadata"), "{op_name=\"n\" source_line=3}");
+  // The shared text's fields point into the module's copy, not the input.
+  const OpMetadata& shared = m.metadata_of(b);
+  EXPECT_EQ(shared.op_name, "n");
+  EXPECT_GE(shared.op_name.data(), shared.text.data());
+  EXPECT_LE(shared.op_name.data() + shared.op_name.size(), shared.text.data() + shared.text.size());
   EXPECT_EQ(PrintInstruction(m, b),
             "b = f32[] negate(a), sharding={replicated}, metadata={op_name=\"n\" source_line=3}, "
             "backend_config=\"c\"");

@@ -156,7 +156,9 @@ void ExpectChart(const Image& image) {
 }
 
 TEST(HtmlTest, IsOneSelfContainedFile) {
-  const Report report = BuildCase("seed_gather_grad_int32_grads");
+  Report report = BuildCase("seed_gather_grad_int32_grads");
+  ASSERT_FALSE(report.modules[0].rows.empty());
+  report.modules[0].rows[0].op_name = "x</script><script>alert(1)</script>y";
   const std::string html = WriteHtml(report, WriteOptions());
   EXPECT_THAT(html, HasSubstr("createElementNS"));  // the chart is drawn by inline JS
   EXPECT_THAT(html, Not(HasSubstr("<link")));
@@ -165,6 +167,7 @@ TEST(HtmlTest, IsOneSelfContainedFile) {
   EXPECT_THAT(html, Not(HasSubstr("https://")));
   // The data block cannot be closed early by a name containing "</script>".
   EXPECT_EQ(html.find("</script>"), html.find("</script>\n<script>"));
+  EXPECT_THAT(html, Not(HasSubstr("x</script>")));
   EXPECT_THAT(html, HasSubstr("tools/programs/seed.py:15"));
   EXPECT_THAT(html, HasSubstr("duplicate-buffer"));
 }

@@ -21,6 +21,12 @@ TEST(FormatTest, ParsesEveryName) {
     ASSERT_TRUE(format.ok()) << name;
     EXPECT_STREQ(kFormatNames[static_cast<int>(*format)], name);
   }
+  // Each name selects its own writer: the table and the enum agree.
+  EXPECT_EQ(*ParseFormat("text"), Format::kText);
+  EXPECT_EQ(*ParseFormat("json"), Format::kJson);
+  EXPECT_EQ(*ParseFormat("markdown"), Format::kMarkdown);
+  EXPECT_EQ(*ParseFormat("csv"), Format::kCsv);
+  EXPECT_EQ(*ParseFormat("html"), Format::kHtml);
   EXPECT_FALSE(ParseFormat("yaml").ok());
 }
 
