@@ -43,10 +43,7 @@ std::string WriteCsv(const Report& report) {
                 "op_type", "source_file", "source_line"},
                &out);
   for (const ModuleReport& m : report.modules) {
-    std::vector<bool> at_peak(m.rows.size(), false);
-    for (size_t k : m.profile.live_at_peak) {
-      if (k < at_peak.size()) at_peak[k] = true;
-    }
+    const std::vector<bool> at_peak = AtPeakMask(m);
     for (size_t k = 0; k < m.rows.size(); ++k) {
       const BufferRow& r = m.rows[k];
       AppendRecord({m.name, r.instruction, absl::StrCat("{", absl::StrJoin(r.shape_index, ","), "}"),

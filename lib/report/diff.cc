@@ -15,10 +15,7 @@ using BufferKey = std::tuple<std::string, std::string, std::string>;  // label, 
 BufferKey KeyOf(const BufferRow& row) { return {row.Label(), row.Source(), StripLayout(row.shape)}; }
 
 void AddSide(const ModuleReport& m, bool is_b, std::map<BufferKey, BufferChange>* changes) {
-  std::vector<bool> at_peak(m.rows.size(), false);
-  for (size_t k : m.profile.live_at_peak) {
-    if (k < at_peak.size()) at_peak[k] = true;
-  }
+  const std::vector<bool> at_peak = AtPeakMask(m);
   for (size_t k = 0; k < m.rows.size(); ++k) {
     const BufferRow& row = m.rows[k];
     BufferKey key = KeyOf(row);

@@ -78,10 +78,7 @@ std::string SeriesJs(const ModuleReport& m, absl::string_view label) {
 
 // The largest buffers plus every buffer live at the peak (up to kMaxBuffers).
 std::string BuffersJs(const ModuleReport& m) {
-  std::vector<bool> at_peak(m.rows.size(), false);
-  for (size_t k : m.profile.live_at_peak) {
-    if (k < at_peak.size()) at_peak[k] = true;
-  }
+  const std::vector<bool> at_peak = AtPeakMask(m);
   std::vector<size_t> order(m.rows.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {

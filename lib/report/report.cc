@@ -201,6 +201,14 @@ std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t co
   return out;
 }
 
+std::vector<bool> AtPeakMask(const ModuleReport& module) {
+  std::vector<bool> at_peak(module.rows.size(), false);
+  for (size_t k : module.profile.live_at_peak) {
+    if (k < at_peak.size()) at_peak[k] = true;
+  }
+  return at_peak;
+}
+
 std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top) {
   std::vector<const BufferRow*> rows;
   for (size_t k : module.profile.live_at_peak) {

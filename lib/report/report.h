@@ -160,6 +160,9 @@ std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key);
 // the steps it covers (so the peak survives).
 std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t columns);
 
+// Per row: whether the buffer is live at the peak.
+std::vector<bool> AtPeakMask(const ModuleReport& module);
+
 // The rows live at the peak, largest first, at most `top`.
 std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top);
 
