@@ -64,14 +64,17 @@ hlomem::dump::Stage ParseStage(const std::string& stage) {
                            : hlomem::dump::Stage::kAfterOptimizations;
 }
 
-// Resource guards against hostile or runaway input, raisable per run.
+// Resource guards against hostile or runaway input, raisable per run, and
+// the threads that reading may use.
 struct LimitFlags {
   int max_nesting_depth = hlomem::hlo::ParseOptions{}.max_nesting_depth;
   int64_t max_elements = hlomem::hlo::kDefaultMaxElements;
+  int threads = 0;
 
   void ApplyTo(hlomem::dump::LoadOptions* options) const {
     options->parse.max_nesting_depth = max_nesting_depth;
     options->max_elements = max_elements;
+    options->threads = threads;
   }
 };
 
@@ -83,6 +86,10 @@ void AddLimitFlags(CLI::App* command, LimitFlags* limits) {
   command->add_option("--max-elements", limits->max_elements,
                       absl::StrCat("Refuse modules with more than N instructions plus tuple "
                                    "elements (default: ", limits->max_elements, ")"))
+      ->check(CLI::PositiveNumber);
+  command->add_option("--threads", limits->threads,
+                      "Parse on N threads: modules side by side, a large one in parts "
+                      "(default: one per core)")
       ->check(CLI::PositiveNumber);
 }
 

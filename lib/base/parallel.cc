@@ -7,9 +7,10 @@
 
 namespace hlomem {
 
-void ParallelFor(size_t count, const std::function<void(size_t)>& fn) {
-  const size_t threads =
-      std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+size_t ThreadCount() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void ParallelFor(size_t count, const std::function<void(size_t)>& fn, size_t max_threads) {
+  const size_t threads = std::min(count, max_threads > 0 ? max_threads : ThreadCount());
   if (threads <= 1) {
     for (size_t k = 0; k < count; ++k) fn(k);
     return;

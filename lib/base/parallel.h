@@ -8,10 +8,13 @@
 
 namespace hlomem {
 
-// Calls fn(0) ... fn(count - 1), each exactly once, on up to
-// std::thread::hardware_concurrency() threads (the caller's among them);
-// returns when all calls have returned. `fn` must not throw.
-void ParallelFor(size_t count, const std::function<void(size_t)>& fn);
+// Calls fn(0) ... fn(count - 1), each exactly once, on up to `max_threads`
+// threads (0: ThreadCount()), the caller's among them; returns when all
+// calls have returned. `fn` must not throw.
+void ParallelFor(size_t count, const std::function<void(size_t)>& fn, size_t max_threads = 0);
+
+// std::thread::hardware_concurrency(), at least 1.
+size_t ThreadCount();
 
 }  // namespace hlomem
 

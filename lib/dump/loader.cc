@@ -1,5 +1,7 @@
 #include "lib/dump/loader.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
@@ -146,6 +148,12 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
     absl::StatusOr<ParsedHlo> parsed;
   };
   std::vector<Prepared> prepared(discovered->modules.size());
+  // One large module alone gets every thread for its parse.
+  LoadOptions per_module = options;
+  const size_t threads =
+      options.threads > 0 ? static_cast<size_t>(options.threads) : ThreadCount();
+  per_module.parse.threads =
+      static_cast<int>(std::max<size_t>(1, threads / std::max<size_t>(1, prepared.size())));
   ParallelFor(prepared.size(), [&](size_t k) {
     const DumpModuleFiles& files = discovered->modules[k];
     Prepared& p = prepared[k];
@@ -153,8 +161,8 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
       p.assignment = ReadXlaAssignment(files, &p.read);
     }
     const std::string& hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
-    if (!hlo_path.empty()) p.parsed = ParseHloFile(hlo_path, options, &p.was_buffer_assignment);
-  });
+    if (!hlo_path.empty()) p.parsed = ParseHloFile(hlo_path, per_module, &p.was_buffer_assignment);
+  }, threads);
 
   absl::Status first_error;
   for (size_t k = 0; k < prepared.size(); ++k) {

@@ -25,6 +25,10 @@ struct LoadOptions {
   int64_t max_elements = hlo::kDefaultMaxElements;
   // Read XLA's buffer-assignment files (and the proto's field 3) too.
   bool read_xla_assignment = true;
+  // Threads for parsing, 0 for one per core. Modules are parsed in
+  // parallel; the threads left over per module parse large ones in parts
+  // (parse.threads is set from this).
+  int threads = 0;
 };
 
 struct LoadedModule {

@@ -75,6 +75,13 @@ absl::string_view Module::Own(std::string text) {
   return owned_strings_.back();
 }
 
+void Module::AdoptOwnedText(Module* other) {
+  adopted_strings_.push_back(
+      std::make_unique<std::deque<std::string>>(std::move(other->owned_strings_)));
+  for (auto& strings : other->adopted_strings_) adopted_strings_.push_back(std::move(strings));
+  other->adopted_strings_.clear();
+}
+
 void Module::OwnNamesOutsideFusions() {
   size_t bytes = 0;
   for (const Computation& c : computations) {

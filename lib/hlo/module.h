@@ -244,6 +244,9 @@ class Module {
 
   // Copies `text` into storage owned by the module and returns a view of it.
   absl::string_view Own(std::string text);
+  // Takes over the text `other` owns, so views into it (names, metadata)
+  // copied from `other` into this module stay valid.
+  void AdoptOwnedText(Module* other);
 
   // --- accessors ------------------------------------------------------------
   const Instruction& instr(InstrId id) const { return instructions[id]; }
@@ -338,6 +341,9 @@ class Module {
 
  private:
   std::deque<std::string> owned_strings_;
+  // Moved whole: moving the strings one by one would move the characters of
+  // short ones, which live inside the string object.
+  std::vector<std::unique_ptr<std::deque<std::string>>> adopted_strings_;
   std::vector<uint32_t> user_offsets_;  // CSR over user_pool_
   std::vector<InstrId> user_pool_;
   std::vector<uint32_t> caller_offsets_;

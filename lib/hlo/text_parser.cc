@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
@@ -13,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
+#include "lib/base/parallel.h"
 #include "lib/hlo/view_map.h"
 
 namespace hlomem::hlo {
@@ -587,13 +591,7 @@ class TextParser {
     }
     if (!ParseStackFrameSections()) return false;
     ReserveForRemainingText();
-
-    while (true) {
-      SkipSpace();
-      if (p_ == end_ || PeekKeyword("HloModule")) break;
-      if (!ParseComputation()) return false;
-      ReleaseParsedText();
-    }
+    if (!ParseBody()) return false;
     if (module->computations.empty()) {
       return Error(module_start, "module has no computations");
     }
@@ -622,6 +620,283 @@ class TextParser {
                           static_cast<size_t>(p_ - begin_));
     }
     return true;
+  }
+
+  // Parses computations up to the end of the text, or to the next module.
+  bool ParseComputations() {
+    while (true) {
+      SkipSpace();
+      if (p_ == end_ || PeekKeyword("HloModule")) return true;
+      if (!ParseComputation()) return false;
+      ReleaseParsedText();
+    }
+  }
+
+  // ---- one module on several threads -----------------------------------------
+  // A large module's text is cut between computations into parts, which
+  // parsers of their own turn into modules of their own on separate
+  // threads; these are then appended to this one, their ids shifted. The
+  // result is the module the sequential parse builds: computations are
+  // independent but for the names of their callees, resolved at the end
+  // anyway, and shapes and shared metadata are merged in text order. Any
+  // error, or a cut that turns out not to fall between computations, starts
+  // the body over sequentially, whose diagnostics are then the ones given.
+  bool ParseBody() {
+    if (options_.parts_used != nullptr) *options_.parts_used = 1;
+    SkipSpace();
+    const std::vector<const char*> cuts = FindCuts();
+    if (cuts.empty()) return ParseComputations();
+    const char* body_start = p_;
+    const ShapeTable shapes_before = module_->shapes;
+    if (ParseInParts(cuts)) return true;
+    ClearBody(shapes_before);
+    p_ = body_start;
+    error_ = absl::OkStatus();
+    return ParseComputations();
+  }
+
+  // Where to cut the rest of the text into parts of about equal size: each
+  // cut is the start of a computation, found by how printers lay them out:
+  // a line holding only '}', blank lines, then a line that starts in the
+  // first column with a name and ends with '{'. A cut that is wrong only
+  // costs time: the parts then fail to parse and the body is parsed again.
+  std::vector<const char*> FindCuts() const {
+    std::vector<const char*> cuts;
+    const auto size = static_cast<size_t>(end_ - p_);
+    const size_t parts = std::min<size_t>(static_cast<size_t>(std::max(options_.threads, 1)),
+                                          size / std::max<size_t>(options_.min_part_bytes, 1));
+    const char* from = p_;
+    for (size_t k = 1; k < parts; ++k) {
+      const char* cut = ComputationStartAfter(std::max(from, p_ + size / parts * k));
+      if (cut == nullptr) break;
+      cuts.push_back(cut);
+      from = cut;
+    }
+    return cuts;
+  }
+
+  const char* ComputationStartAfter(const char* q) const {
+    while (true) {
+      q = static_cast<const char*>(memmem(q, static_cast<size_t>(end_ - q), "\n}", 2));
+      if (q == nullptr) return nullptr;
+      q += 2;
+      if (q < end_ && *q == '\r') ++q;
+      if (q == end_ || *q != '\n') continue;
+      const char* line = q;
+      while (line < end_ && IsBlank(*line)) ++line;
+      if (line == end_ || line[-1] != '\n' || !(IsNameStart(*line) || *line == '%')) continue;
+      const char* line_end = static_cast<const char*>(
+          std::memchr(line, '\n', static_cast<size_t>(end_ - line)));
+      if (line_end == nullptr) return nullptr;
+      const char* last = line_end;
+      while (last > line && IsBlank(last[-1])) --last;
+      if (last > line && last[-1] == '{' &&
+          absl::string_view(line, static_cast<size_t>(line_end - line)).substr(0, 9) != "HloModule") {
+        return line;
+      }
+      q = line_end;
+    }
+  }
+
+  // Parses the body in parts, the first here and the others on their own
+  // threads, and appends the others' modules to this one. False when the
+  // body must be parsed again sequentially.
+  bool ParseInParts(const std::vector<const char*>& cuts) {
+    std::vector<std::unique_ptr<TextParser>> workers;
+    std::vector<Module> part_modules(cuts.size());
+    for (size_t k = 0; k < cuts.size(); ++k) {
+      workers.push_back(std::make_unique<TextParser>(file_, options_));
+      const char* part_end = k + 1 < cuts.size() ? cuts[k + 1] : end_;
+      workers.back()->StartPart(&part_modules[k], cuts[k], part_end);
+    }
+    std::vector<char> parsed(cuts.size() + 1, 0);
+    const char* const text_end = end_;
+    end_ = cuts[0];
+    ParallelFor(parsed.size(), [&](size_t k) {
+      parsed[k] = k == 0 ? ParseComputations() : workers[k - 1]->ParseComputations();
+    }, parsed.size());
+    end_ = text_end;
+    // Parts are used in order until one ends before its cut: there the
+    // module ends (at the next "HloModule"), and later parts are not its.
+    if (!parsed[0]) return false;
+    if (p_ != cuts[0]) return true;
+    for (size_t k = 0; k < workers.size(); ++k) {
+      TextParser& worker = *workers[k];
+      if (!parsed[k + 1] || !AppendPart(&part_modules[k], worker)) return false;
+      p_ = worker.p_;
+      // The text the worker gave back counts as given back here too.
+      released_ = std::max(released_, worker.released_);
+      if (options_.parts_used != nullptr) *options_.parts_used = static_cast<int>(k + 2);
+      if (p_ != worker.end_) break;
+    }
+    return true;
+  }
+
+  // Makes this parser parse [from, to) into `part`, for ParseInParts.
+  void StartPart(Module* part, const char* from, const char* to) {
+    module_ = part;
+    part->metadata.emplace_back();  // index 0: no metadata
+    p_ = from;
+    end_ = to;
+    released_ = static_cast<size_t>(from - begin_);
+    ReserveForRemainingText();
+  }
+
+  // Appends the computations a worker parsed into `part` to this module,
+  // shifting its ids to follow this module's. False on a second ENTRY or a
+  // computation name defined twice (errors the sequential parse reports).
+  bool AppendPart(Module* part, const TextParser& worker) {
+    Module& m = *module_;
+    const auto instr_base = static_cast<InstrId>(m.instructions.size());
+    const auto comp_base = static_cast<CompId>(m.computations.size());
+    const auto operand_base = static_cast<uint32_t>(m.operand_pool.size());
+    const auto callee_base = static_cast<uint32_t>(m.callee_pool.size());
+    const auto predecessor_base = static_cast<uint32_t>(m.control_predecessor_pool.size());
+    const auto attribute_base = static_cast<uint32_t>(m.attribute_pool.size());
+    const auto alias_base = static_cast<uint32_t>(m.output_operand_alias_pool.size());
+    const auto dimension_base = static_cast<uint32_t>(m.dimension_pool.size());
+
+    for (const Computation& c : part->computations) {
+      const auto id = static_cast<CompId>(m.computations.size());
+      if (!computation_ids_.TryEmplace(c.name, HashView(c.name), id).second) return false;
+      if (c.is_entry) {
+        if (m.entry != kNoId) return false;
+        m.entry = id;
+      }
+      Computation& added = m.computations.emplace_back(c);
+      added.first_instruction += instr_base;
+      added.root += instr_base;
+    }
+    // Shapes in id order: a tuple's elements were interned before it.
+    std::vector<ShapeId> shape_ids(part->shapes.size());
+    for (ShapeId s = 0; s < part->shapes.size(); ++s) {
+      Shape shape = part->shapes.get(s);
+      for (ShapeId& element : shape.tuple_elements) element = shape_ids[element];
+      absl::StatusOr<ShapeId> id = m.shapes.Intern(std::move(shape));
+      if (!id.ok()) return false;
+      shape_ids[s] = *id;
+    }
+    // A metadata text this module already has is shared, as the sequential
+    // parse would have shared it.
+    std::vector<uint32_t> metadata_ids(part->metadata.size(), 0);
+    for (size_t k = 1; k < part->metadata.size(); ++k) {
+      const OpMetadata& metadata = part->metadata[k];
+      const auto next = static_cast<uint32_t>(m.metadata.size());
+      if (!metadata.text.empty()) {
+        const auto known = metadata_ids_.TryEmplace(metadata.text, HashView(metadata.text), next);
+        if (!known.second) {
+          metadata_ids[k] = *known.first;
+          continue;
+        }
+      }
+      metadata_ids[k] = next;
+      m.metadata.push_back(metadata);
+    }
+    uint32_t extras_base = 0;
+    if (part->extras.size() > 1) {
+      if (m.extras.empty()) m.extras.emplace_back();
+      extras_base = static_cast<uint32_t>(m.extras.size() - 1);
+      for (size_t k = 1; k < part->extras.size(); ++k) {
+        InstructionExtras& e = m.extras.emplace_back(part->extras[k]);
+        e.callees_begin += callee_base;
+        e.control_predecessors_begin += predecessor_base;
+        e.output_operand_aliases_begin += alias_base;
+      }
+    }
+
+    AppendReleasing(&m.instructions, &part->instructions, [&](Instruction& i) {
+      i.parent += comp_base;
+      i.shape = shape_ids[i.shape];
+      i.operands_begin += operand_base;
+      i.attributes_begin += attribute_base;
+      i.dimensions_begin += dimension_base;
+      i.metadata = metadata_ids[i.metadata];
+      if (i.extras != 0) i.extras += extras_base;
+    });
+    AppendReleasing(&m.operand_pool, &part->operand_pool, [&](InstrId& id) { id += instr_base; });
+    AppendReleasing(&m.attribute_pool, &part->attribute_pool, [](Attribute&) {});
+    AppendReleasing(&m.dimension_pool, &part->dimension_pool, [](int64_t&) {});
+    AppendReleasing(&m.control_predecessor_pool, &part->control_predecessor_pool,
+                    [&](InstrId& id) { id += instr_base; });
+    // Callees not found in the part wait, with this module's, for the end.
+    AppendReleasing(&m.callee_pool, &part->callee_pool, [&](Callee& c) {
+      if (c.computation != kNoId) c.computation += comp_base;
+    });
+    for (PendingCallee pending : worker.pending_callees_) {
+      pending.slot += callee_base;
+      pending_callees_.push_back(pending);
+    }
+    m.output_operand_alias_pool.insert(m.output_operand_alias_pool.end(),
+                                       part->output_operand_alias_pool.begin(),
+                                       part->output_operand_alias_pool.end());
+    m.AdoptOwnedText(part);
+    return true;
+  }
+
+  // Appends `from` to `to`, calling `shift` on each appended element, and
+  // gives `from`'s memory back as it goes: the parts of a 1 GB module then
+  // never stand in memory twice. Chunks small enough to stay in cache
+  // between the copy and the shift; each faulted in with one call.
+  template <typename T, typename Fn>
+  static void AppendReleasing(std::vector<T>* to, std::vector<T>* from, Fn&& shift) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    constexpr size_t kChunk = (size_t{256} << 10) / sizeof(T);
+    to->reserve(to->size() + from->size());
+    for (size_t begin = 0; begin < from->size(); begin += kChunk) {
+      const size_t end = std::min(from->size(), begin + kChunk);
+      const size_t at = to->size();
+      Populate(to->data() + at, to->data() + at + (end - begin));
+      to->insert(to->end(), from->begin() + static_cast<ptrdiff_t>(begin),
+                 from->begin() + static_cast<ptrdiff_t>(end));
+      for (size_t k = at; k < to->size(); ++k) shift((*to)[k]);
+      Release(from->data() + begin, from->data() + end);
+    }
+    std::vector<T>().swap(*from);
+  }
+
+  // Faults in the pages of [begin, end) with one call, ahead of writing it.
+  // Best effort: where the kernel refuses, pages fault in one by one.
+  static void Populate(const void* begin, const void* end) {
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t from = reinterpret_cast<uintptr_t>(begin) & ~(kPage - 1);
+    const uintptr_t to = (reinterpret_cast<uintptr_t>(end) + kPage - 1) & ~(kPage - 1);
+    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+#else
+    (void)begin;
+    (void)end;
+#endif
+  }
+
+  // Gives back the whole pages inside [begin, end), no longer read: they
+  // would read as zeros, and nothing reads them before they are freed.
+  static void Release(const void* begin, const void* end) {
+    const uintptr_t from = (reinterpret_cast<uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
+    const uintptr_t to = reinterpret_cast<uintptr_t>(end) & ~(kPage - 1);
+    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  }
+  static constexpr uintptr_t kPage = 4096;
+
+  // Undoes a parse in parts that failed, back to the module's header.
+  void ClearBody(const ShapeTable& shapes_before) {
+    Module& m = *module_;
+    m.computations.clear();
+    m.instructions.clear();
+    m.operand_pool.clear();
+    m.callee_pool.clear();
+    m.control_predecessor_pool.clear();
+    m.attribute_pool.clear();
+    m.output_operand_alias_pool.clear();
+    m.dimension_pool.clear();
+    m.metadata.resize(1);
+    m.extras.clear();
+    m.shapes = shapes_before;
+    m.entry = kNoId;
+    shape_cache_.Clear();
+    previous_shape_text_ = {};
+    computation_ids_.Clear();
+    metadata_ids_.Clear();
+    pending_callees_.clear();
+    for (uintptr_t& done : prefaulted_) done = 0;
   }
 
   // Parsed text need not stay resident beside the model of a 1 GB module:
@@ -663,23 +938,14 @@ class TextParser {
   // written a page at a time, a 1 GB module takes a page fault per 4 KiB.
   template <typename T>
   static void PrefaultAhead(const std::vector<T>& pool, uintptr_t* done) {
-#ifdef MADV_POPULATE_WRITE
     constexpr uintptr_t kStretch = uintptr_t{2} << 20;
-    constexpr uintptr_t kPage = 4096;
     const uintptr_t used = reinterpret_cast<uintptr_t>(pool.data() + pool.size());
     if (used + kStretch / 2 < *done) return;
     const uintptr_t limit = reinterpret_cast<uintptr_t>(pool.data() + pool.capacity()) & ~(kPage - 1);
     const uintptr_t from = std::max(*done, (used + kPage - 1) & ~(kPage - 1));
     const uintptr_t to = std::min(limit, from + kStretch);
-    if (to > from) {
-      // Best effort: where the kernel refuses, pages fault in one by one.
-      ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
-    }
+    if (to > from) Populate(reinterpret_cast<const void*>(from), reinterpret_cast<const void*>(to));
     *done = std::max(to, used + kStretch);
-#else
-    (void)pool;
-    (void)done;
-#endif
   }
 
   // header attribute ::= name '=' value

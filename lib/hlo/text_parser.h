@@ -5,6 +5,7 @@
 #ifndef HLOMEM_LIB_HLO_TEXT_PARSER_H_
 #define HLOMEM_LIB_HLO_TEXT_PARSER_H_
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -24,6 +25,14 @@ struct ParseOptions {
   // protects the stack from hostile input. Values above kMaxNestingDepthLimit
   // are not safe: parsing and analysis recurse once per level.
   int max_nesting_depth = 1000;
+  // A large module's computations are parsed on up to this many threads,
+  // in parts of at least min_part_bytes of text each. The result is the
+  // module a sequential parse builds.
+  int threads = 1;
+  size_t min_part_bytes = size_t{32} << 20;
+  // When set, receives the number of parts the last module was parsed in
+  // (1: sequentially, also after parts failed and the body was parsed again).
+  int* parts_used = nullptr;
 };
 
 // Parses every module in `file`. Errors read

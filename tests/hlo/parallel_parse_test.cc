@@ -1,0 +1,329 @@
+// A module parsed in parts on several threads must be the module the
+// sequential parse builds, down to every id, pool offset and table order,
+// and bad input must get the sequential parse's diagnostic.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/base/file_contents.h"
+#include "lib/hlo/text_parser.h"
+
+namespace hlomem::hlo {
+namespace {
+
+void CollectModules(const std::string& dir, std::vector<std::string>* out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = dir + "/" + name;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      CollectModules(path, out);
+    } else if (absl::EndsWith(name, ".hlo") || absl::EndsWith(name, "optimizations.txt") ||
+               absl::EndsWith(name, ".hlo.txt") || absl::EndsWith(name, ".txt.hlo")) {
+      out->push_back(path);
+    }
+  }
+  ::closedir(d);
+  std::sort(out->begin(), out->end());
+}
+
+ParseOptions InParts(int threads, int* parts_used) {
+  ParseOptions options;
+  options.threads = threads;
+  options.min_part_bytes = 1;  // cut even small modules
+  options.parts_used = parts_used;
+  return options;
+}
+
+// Every field, compared as values (names and texts by content: the parts
+// own their copies).
+void ExpectIdentical(const Module& a, const Module& b, const std::string& where) {
+  SCOPED_TRACE(where);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.entry, b.entry);
+  ASSERT_EQ(a.computations.size(), b.computations.size());
+  for (size_t k = 0; k < a.computations.size(); ++k) {
+    const Computation& x = a.computations[k];
+    const Computation& y = b.computations[k];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.first_instruction, y.first_instruction) << x.name;
+    EXPECT_EQ(x.instruction_count, y.instruction_count) << x.name;
+    EXPECT_EQ(x.root, y.root) << x.name;
+    EXPECT_EQ(x.is_entry, y.is_entry) << x.name;
+    EXPECT_EQ(x.is_fusion, y.is_fusion) << x.name;
+    EXPECT_EQ(x.execution_thread, y.execution_thread) << x.name;
+    EXPECT_EQ(x.source_offset, y.source_offset) << x.name;
+  }
+  ASSERT_EQ(a.instructions.size(), b.instructions.size());
+  for (InstrId i = 0; i < a.instructions.size(); ++i) {
+    const Instruction& x = a.instructions[i];
+    const Instruction& y = b.instructions[i];
+    const std::string what = absl::StrCat("instruction ", i, " ", x.name);
+    ASSERT_EQ(x.name, y.name) << what;
+    EXPECT_EQ(x.parameter_number, y.parameter_number) << what;
+    EXPECT_EQ(x.tuple_index, y.tuple_index) << what;
+    EXPECT_EQ(x.source_offset, y.source_offset) << what;
+    EXPECT_EQ(x.shape, y.shape) << what;
+    EXPECT_EQ(x.parent, y.parent) << what;
+    EXPECT_EQ(x.operands_begin, y.operands_begin) << what;
+    EXPECT_EQ(x.operand_count, y.operand_count) << what;
+    EXPECT_EQ(x.attributes_begin, y.attributes_begin) << what;
+    EXPECT_EQ(x.attribute_count, y.attribute_count) << what;
+    EXPECT_EQ(x.dimensions_begin, y.dimensions_begin) << what;
+    EXPECT_EQ(x.dimension_count, y.dimension_count) << what;
+    EXPECT_EQ(x.metadata, y.metadata) << what;
+    EXPECT_EQ(x.extras, y.extras) << what;
+    EXPECT_EQ(x.opcode, y.opcode) << what;
+    EXPECT_EQ(x.fusion_kind, y.fusion_kind) << what;
+    EXPECT_EQ(x.is_root, y.is_root) << what;
+    EXPECT_EQ(x.is_implicit, y.is_implicit) << what;
+    EXPECT_EQ(x.elided_metadata_at, y.elided_metadata_at) << what;
+    ASSERT_EQ(a.users(i).size(), b.users(i).size()) << what;
+    EXPECT_TRUE(std::equal(a.users(i).begin(), a.users(i).end(), b.users(i).begin())) << what;
+  }
+  EXPECT_EQ(a.operand_pool, b.operand_pool);
+  EXPECT_EQ(a.control_predecessor_pool, b.control_predecessor_pool);
+  EXPECT_EQ(a.dimension_pool, b.dimension_pool);
+  ASSERT_EQ(a.callee_pool.size(), b.callee_pool.size());
+  for (size_t k = 0; k < a.callee_pool.size(); ++k) {
+    EXPECT_EQ(a.callee_pool[k].role, b.callee_pool[k].role) << k;
+    EXPECT_EQ(a.callee_pool[k].computation, b.callee_pool[k].computation) << k;
+  }
+  ASSERT_EQ(a.attribute_pool.size(), b.attribute_pool.size());
+  for (size_t k = 0; k < a.attribute_pool.size(); ++k) {
+    EXPECT_EQ(a.attribute_pool[k].key, b.attribute_pool[k].key) << k;
+    EXPECT_EQ(a.attribute_pool[k].value, b.attribute_pool[k].value) << k;
+  }
+  ASSERT_EQ(a.output_operand_alias_pool.size(), b.output_operand_alias_pool.size());
+  for (size_t k = 0; k < a.output_operand_alias_pool.size(); ++k) {
+    EXPECT_EQ(a.output_operand_alias_pool[k].operand, b.output_operand_alias_pool[k].operand);
+    EXPECT_EQ(a.output_operand_alias_pool[k].output_index,
+              b.output_operand_alias_pool[k].output_index);
+  }
+  ASSERT_EQ(a.metadata.size(), b.metadata.size());
+  for (size_t k = 0; k < a.metadata.size(); ++k) {
+    EXPECT_EQ(a.metadata[k].op_type, b.metadata[k].op_type) << k;
+    EXPECT_EQ(a.metadata[k].op_name, b.metadata[k].op_name) << k;
+    EXPECT_EQ(a.metadata[k].source_file, b.metadata[k].source_file) << k;
+    EXPECT_EQ(a.metadata[k].source_line, b.metadata[k].source_line) << k;
+    EXPECT_EQ(a.metadata[k].stack_frame_id, b.metadata[k].stack_frame_id) << k;
+    EXPECT_EQ(a.metadata[k].text, b.metadata[k].text) << k;
+  }
+  ASSERT_EQ(a.extras.size(), b.extras.size());
+  for (size_t k = 0; k < a.extras.size(); ++k) {
+    const InstructionExtras& x = a.extras[k];
+    const InstructionExtras& y = b.extras[k];
+    EXPECT_EQ(x.opcode_text, y.opcode_text) << k;
+    EXPECT_EQ(x.custom_call_target, y.custom_call_target) << k;
+    EXPECT_EQ(x.literal, y.literal) << k;
+    EXPECT_EQ(x.callees_begin, y.callees_begin) << k;
+    EXPECT_EQ(x.callee_count, y.callee_count) << k;
+    EXPECT_EQ(x.control_predecessors_begin, y.control_predecessors_begin) << k;
+    EXPECT_EQ(x.control_predecessor_count, y.control_predecessor_count) << k;
+    EXPECT_EQ(x.output_operand_aliases_begin, y.output_operand_aliases_begin) << k;
+    EXPECT_EQ(x.output_operand_alias_count, y.output_operand_alias_count) << k;
+  }
+  ASSERT_EQ(a.shapes.size(), b.shapes.size());
+  for (ShapeId s = 0; s < a.shapes.size(); ++s) {
+    EXPECT_TRUE(a.shapes.get(s) == b.shapes.get(s)) << "shape " << s << " "
+                                                    << a.shapes.ToString(s) << " vs "
+                                                    << b.shapes.ToString(s);
+  }
+  EXPECT_TRUE(std::equal(a.constants().begin(), a.constants().end(), b.constants().begin(),
+                         b.constants().end()));
+  for (CompId c = 0; c < a.computations.size(); ++c) {
+    EXPECT_TRUE(std::equal(a.parameters(c).begin(), a.parameters(c).end(),
+                           b.parameters(c).begin(), b.parameters(c).end()));
+    EXPECT_TRUE(std::equal(a.callers(c).begin(), a.callers(c).end(), b.callers(c).begin(),
+                           b.callers(c).end()));
+  }
+}
+
+// Parses `file` sequentially and in 2, 3 and 7 parts; returns the fewest
+// parts any parallel parse used.
+int ExpectPartsMatchSequential(const std::shared_ptr<const FileContents>& file) {
+  absl::StatusOr<std::vector<Module>> sequential = ParseHloText(file);
+  int fewest_parts = 1 << 30;
+  for (int threads : {2, 3, 7}) {
+    int parts = 0;
+    absl::StatusOr<std::vector<Module>> parallel = ParseHloText(file, InParts(threads, &parts));
+    fewest_parts = std::min(fewest_parts, parts);
+    const std::string where = absl::StrCat(file->path(), " in ", threads, " threads");
+    if (!sequential.ok()) {
+      EXPECT_FALSE(parallel.ok()) << where;
+      if (!parallel.ok()) EXPECT_EQ(parallel.status().message(), sequential.status().message());
+      continue;
+    }
+    EXPECT_LE(parts, threads) << where;
+    if (!parallel.ok()) {
+      ADD_FAILURE() << where << ": " << parallel.status().message();
+      continue;
+    }
+    EXPECT_EQ(parallel->size(), sequential->size()) << where;
+    for (size_t m = 0; m < std::min(parallel->size(), sequential->size()); ++m) {
+      ExpectIdentical((*sequential)[m], (*parallel)[m], where);
+    }
+  }
+  return fewest_parts;
+}
+
+TEST(ParallelParseTest, CommittedJaxDumpsMatchTheSequentialParse) {
+  std::vector<std::string> files;
+  CollectModules(std::string(HLOMEM_TESTDATA_DIR) + "/jax", &files);
+  ASSERT_GE(files.size(), 80u);
+  size_t cut = 0;
+  for (const std::string& path : files) {
+    auto file = FileContents::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    if (ExpectPartsMatchSequential(*file) >= 2) ++cut;
+  }
+  // A module whose second half is one computation (the entry, usually)
+  // has no cut there; most have one (95 of the 163 files when written).
+  EXPECT_GE(cut, files.size() / 2) << "of " << files.size();
+}
+
+TEST(ParallelParseTest, SharedCorpusMatchesTheSequentialParse) {
+  std::vector<std::string> files;
+  CollectModules(HLOMEM_CORPUS_DIR, &files);
+  if (files.empty()) GTEST_SKIP() << HLOMEM_CORPUS_DIR << " is absent";
+  for (const std::string& path : files) {
+    auto file = FileContents::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    ExpectPartsMatchSequential(*file);
+  }
+}
+
+// A module of `count` small computations; the entry calls each, and each
+// calls the one after it when `forward_calls` (a name defined later, in
+// another part).
+std::string ManyComputations(int count, bool forward_calls) {
+  std::string text = "HloModule many\n\n";
+  for (int k = 0; k < count; ++k) {
+    absl::StrAppend(&text, "%c", k, " (p: f32[4]) -> f32[4] {\n",
+                    "  %p = f32[4]{0} parameter(0)\n");
+    if (forward_calls && k + 1 < count) {
+      absl::StrAppend(&text, "  %n = f32[4]{0} call(%p), to_apply=%c", k + 1, "\n",
+                      "  ROOT %r = f32[4]{0} add(%n, %p), metadata={op_name=\"op", k % 3, "\"}\n");
+    } else {
+      absl::StrAppend(&text, "  ROOT %r = f32[4]{0} add(%p, %p), metadata={op_name=\"op", k % 3,
+                      "\"}\n");
+    }
+    absl::StrAppend(&text, "}\n\n");
+  }
+  absl::StrAppend(&text, "ENTRY %main (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n");
+  std::string last = "%a";
+  for (int k = 0; k < count; ++k) {
+    absl::StrAppend(&text, "  %x", k, " = f32[4]{0} call(", last, "), to_apply=%c", k, "\n");
+    last = absl::StrCat("%x", k);
+  }
+  absl::StrAppend(&text, "  ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(", last, ", %a)\n}\n");
+  return text;
+}
+
+TEST(ParallelParseTest, ForwardCallsAcrossPartsResolve) {
+  auto file = FileContents::FromString("many.hlo", ManyComputations(40, true));
+  EXPECT_EQ(ExpectPartsMatchSequential(file), 2);
+  int parts = 0;
+  auto parsed = ParseHloText(file, InParts(4, &parts));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parts, 4);
+  const Module& m = parsed->front();
+  // Each c_k (k < 39) calls c_{k+1}, wherever it was parsed.
+  for (int k = 0; k + 1 < 40; ++k) {
+    const CompId caller = m.FindComputation(absl::StrCat("c", k));
+    const CompId callee = m.FindComputation(absl::StrCat("c", k + 1));
+    ASSERT_NE(caller, kNoId);
+    const InstrId call = m.comp(caller).first_instruction + 1;
+    EXPECT_EQ(m.callee(call, CallRole::kToApply), callee) << k;
+  }
+  // Three metadata texts over 40 computations, shared across parts: 1 + 3.
+  EXPECT_EQ(m.metadata.size(), 4u);
+}
+
+// Bad input in a later part must get the diagnostic the sequential parse
+// gives, not one from a part.
+TEST(ParallelParseTest, ErrorsAreTheSequentialParsesErrors) {
+  const std::string good = ManyComputations(30, false);
+  const std::string c25 = "%c25 (p: f32[4]) -> f32[4] {";
+  ASSERT_NE(good.find(c25), std::string::npos);
+  std::vector<std::string> bad = {
+      // An undefined operand late in the text.
+      absl::StrCat(good.substr(0, good.find("%x28 = f32[4]{0} call(%x27)")),
+                   "%x28 = f32[4]{0} call(%x99)", good.substr(good.find(", to_apply=%c28"))),
+      // A computation defined twice, in different parts.
+      absl::StrCat(good.substr(0, good.find(c25)), "%c2",
+                   good.substr(good.find(c25) + 4)),
+      // Two ENTRY computations, one per part.
+      absl::StrCat(good.substr(0, good.find("%c3 (")), "ENTRY ", good.substr(good.find("%c3 ("))),
+      // A call to a computation that exists nowhere.
+      absl::StrCat(good.substr(0, good.find(", to_apply=%c27")), ", to_apply=%nowhere",
+                   good.substr(good.find(", to_apply=%c27") + 15)),
+  };
+  for (size_t k = 0; k < bad.size(); ++k) {
+    auto file = FileContents::FromString("bad.hlo", bad[k]);
+    auto sequential = ParseHloText(file);
+    ASSERT_FALSE(sequential.ok()) << k;
+    for (int threads : {2, 3, 5}) {
+      auto parallel = ParseHloText(file, InParts(threads, nullptr));
+      ASSERT_FALSE(parallel.ok()) << k;
+      EXPECT_EQ(parallel.status().message(), sequential.status().message()) << k;
+    }
+  }
+}
+
+// Text laid out unlike any printer's: a lone '}' closing an attribute value
+// and an unindented instruction ending in '{' look like a computation's end
+// and the next one's start. A part cut there fails to parse; the body is
+// then parsed again sequentially, to the same module.
+TEST(ParallelParseTest, WrongCutsFallBackToTheSequentialParse) {
+  std::string text = "HloModule odd\n\n";
+  for (int k = 0; k < 20; ++k) {
+    absl::StrAppend(&text, "%c", k, " (p: f32[4]) -> f32[4] {\n",
+                    "%p = f32[4]{0} parameter(0)\n",
+                    "%q = f32[4]{0} add(%p, %p), frontend_attributes={\n}\n",
+                    "ROOT %r = f32[4]{0} add(%q, %p), frontend_attributes={\n}\n}\n\n");
+  }
+  absl::StrAppend(&text, "ENTRY %main (a: f32[4]) -> f32[4] {\n",
+                  "  %a = f32[4]{0} parameter(0)\n",
+                  "  ROOT %x = f32[4]{0} call(%a), to_apply=%c0\n}\n");
+  auto file = FileContents::FromString("odd.hlo", text);
+  ASSERT_TRUE(ParseHloText(file).ok());
+  EXPECT_EQ(ExpectPartsMatchSequential(file), 1);
+}
+
+// A file of several modules: parts cut into the next module are not this
+// module's, and that module is parsed as it would be alone.
+TEST(ParallelParseTest, CutsPastTheModuleEndAreDropped) {
+  const std::string text = absl::StrCat(ManyComputations(3, true), "\n",
+                                        ManyComputations(30, true));
+  auto file = FileContents::FromString("two.hlo", text);
+  EXPECT_GE(ExpectPartsMatchSequential(file), 1);
+  auto parsed = ParseHloText(file, InParts(5, nullptr));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ((*parsed)[0].computations.size(), 4u);
+  EXPECT_EQ((*parsed)[1].computations.size(), 31u);
+}
+
+TEST(ParallelParseTest, SmallModulesStaySequential) {
+  int parts = 0;
+  ParseOptions options;
+  options.threads = 8;  // min_part_bytes keeps its default
+  options.parts_used = &parts;
+  auto parsed = ParseHloString(ManyComputations(40, true), "many.hlo", options);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parts, 1);
+}
+
+}  // namespace
+}  // namespace hlomem::hlo
