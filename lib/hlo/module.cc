@@ -4,34 +4,72 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
+#include "lib/base/parallel.h"
 
 namespace hlomem::hlo {
 namespace {
 
 // Builds a CSR index of the distinct (key, value) pairs that
-// `for_each_pair(emit)` emits in nondecreasing value order: each key's row
-// lists its values in order, once. Two passes, no sort; a repeated pair
-// directly follows its first emission among its key's pairs, so both passes
-// drop it by comparing with the key's last value.
+// `for_each_pair(r, emit)` emits for each range r of keys
+// [key_bounds[r], key_bounds[r + 1]), calling emit(key, value) in
+// nondecreasing value order: each key's row lists its values in order, once.
+// Ranges are indexed side by side, on their own threads. Two passes, no
+// sort; a repeated pair directly follows its first emission among its
+// key's pairs, so both passes drop it by comparing with the key's last
+// value. False, with nothing built, if a range emitted a key outside it.
 template <typename ForEachPair>
-void BuildDistinctCsr(size_t key_count, const ForEachPair& for_each_pair,
+bool BuildDistinctCsr(const std::vector<uint32_t>& key_bounds, const ForEachPair& for_each_pair,
                       std::vector<uint32_t>* offsets, std::vector<uint32_t>* pool) {
+  const size_t key_count = key_bounds.back();
+  const size_t ranges = key_bounds.size() - 1;
   // Per key: the last value counted by the first pass, then where the
   // second pass puts the key's next value.
   std::vector<uint32_t> cursor(key_count, kNoId);
   offsets->assign(key_count + 1, 0);
-  for_each_pair([&](uint32_t key, uint32_t value) {
-    if (cursor[key] == value) return;
-    cursor[key] = value;
-    ++(*offsets)[key + 1];
-  });
+  std::vector<char> strayed(ranges, 0);
+  ParallelFor(ranges, [&](size_t r) {
+    const uint32_t low = key_bounds[r], high = key_bounds[r + 1];
+    for_each_pair(r, [&](uint32_t key, uint32_t value) {
+      if (key < low || key >= high) {
+        strayed[r] = 1;
+        return;
+      }
+      if (cursor[key] == value) return;
+      cursor[key] = value;
+      ++(*offsets)[key + 1];
+    });
+  }, ranges);
+  if (std::find(strayed.begin(), strayed.end(), 1) != strayed.end()) return false;
   for (size_t i = 1; i <= key_count; ++i) (*offsets)[i] += (*offsets)[i - 1];
   std::copy(offsets->begin(), offsets->end() - 1, cursor.begin());
   pool->assign(offsets->back(), kNoId);
-  for_each_pair([&](uint32_t key, uint32_t value) {
-    uint32_t& next = cursor[key];
-    if (next == (*offsets)[key] || (*pool)[next - 1] != value) (*pool)[next++] = value;
-  });
+  ParallelFor(ranges, [&](size_t r) {
+    for_each_pair(r, [&](uint32_t key, uint32_t value) {
+      uint32_t& next = cursor[key];
+      if (next == (*offsets)[key] || (*pool)[next - 1] != value) (*pool)[next++] = value;
+    });
+  }, ranges);
+  return true;
+}
+
+// Cuts [0, instruction count) into about `parts` ranges of whole
+// computations: bounds[0] = 0 < ... < bounds.back() = count. One range when
+// the computations do not tile the instructions in id order.
+std::vector<InstrId> SplitAtComputations(const std::vector<Computation>& computations,
+                                         size_t count, size_t parts) {
+  const std::vector<InstrId> whole = {0, static_cast<InstrId>(count)};
+  std::vector<InstrId> bounds = {0};
+  InstrId end = 0;
+  for (const Computation& c : computations) {
+    if (c.first_instruction != end) return whole;
+    end += c.instruction_count;
+    if (end < count && bounds.size() < parts && end >= count / parts * bounds.size()) {
+      bounds.push_back(end);
+    }
+  }
+  if (end != count) return whole;
+  bounds.push_back(static_cast<InstrId>(count));
+  return bounds;
 }
 
 template <typename T>
@@ -205,48 +243,77 @@ absl::Status Module::ComputationError(CompId id, absl::string_view message) cons
   return FileError(path, absl::StrCat("computation '", c.name, "': ", message));
 }
 
-void Module::Finalize() {
+void Module::Finalize(int threads) {
   const size_t n = instructions.size();
 
   // One pass over the instruction array (as large as the input text for big
   // modules) gathers what the tables below need; they then read only these
-  // compact copies.
+  // compact copies. Large modules take it in ranges of whole computations,
+  // on several threads.
   struct OperandRange {
     uint32_t begin, count;
   };
   std::vector<OperandRange> operand_ranges(n);
-  std::vector<InstrId> callers_in_order;  // instructions with callees
   struct NumberedParameter {
     InstrId id;
     int64_t number;  // >= 0
   };
+  struct RangeFacts {
+    std::vector<InstrId> callers;  // instructions with callees
+    std::vector<InstrId> constants;
+    std::vector<NumberedParameter> parameters;
+    std::vector<uint32_t> shape_use_counts;
+  };
+  const std::vector<InstrId> bounds =
+      SplitAtComputations(computations, n, static_cast<size_t>(std::max(threads, 1)));
+  const size_t ranges = bounds.size() - 1;
+  std::vector<RangeFacts> facts(ranges);
+  ParallelFor(ranges, [&](size_t r) {
+    RangeFacts& f = facts[r];
+    f.shape_use_counts.assign(shapes.size(), 0);
+    for (InstrId i = bounds[r]; i < bounds[r + 1]; ++i) {
+      const Instruction& instr = instructions[i];
+      operand_ranges[i] = {instr.operands_begin, instr.operand_count};
+      if (instr.shape < f.shape_use_counts.size()) ++f.shape_use_counts[instr.shape];
+      if (!callees(i).empty()) f.callers.push_back(i);
+      if (instr.opcode == Opcode::kConstant) f.constants.push_back(i);
+      if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
+        f.parameters.push_back({i, instr.parameter_number});
+      }
+    }
+  }, ranges);
+  std::vector<InstrId> callers_in_order;
   std::vector<NumberedParameter> numbered_parameters;
   shape_use_counts_.assign(shapes.size(), 0);
   constants_.clear();
-  for (InstrId i = 0; i < n; ++i) {
-    const Instruction& instr = instructions[i];
-    operand_ranges[i] = {instr.operands_begin, instr.operand_count};
-    if (instr.shape < shape_use_counts_.size()) ++shape_use_counts_[instr.shape];
-    if (!callees(i).empty()) callers_in_order.push_back(i);
-    if (instr.opcode == Opcode::kConstant) constants_.push_back(i);
-    if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
-      numbered_parameters.push_back({i, instr.parameter_number});
+  for (RangeFacts& f : facts) {
+    callers_in_order.insert(callers_in_order.end(), f.callers.begin(), f.callers.end());
+    constants_.insert(constants_.end(), f.constants.begin(), f.constants.end());
+    numbered_parameters.insert(numbered_parameters.end(), f.parameters.begin(), f.parameters.end());
+    for (size_t s = 0; s < shape_use_counts_.size(); ++s) {
+      shape_use_counts_[s] += f.shape_use_counts[s];
     }
   }
+  facts = {};
 
-  // Users: each distinct user once per operand instruction.
-  BuildDistinctCsr(
-      n,
-      [&](auto emit) {
-        for (InstrId user = 0; user < n; ++user) {
-          const OperandRange range = operand_ranges[user];
-          for (uint32_t k = range.begin; k < range.begin + range.count; ++k) {
-            const InstrId op = operand_pool[k];
-            if (op < n) emit(op, user);
-          }
+  // Users: each distinct user once per operand instruction. Operands lie
+  // in their user's computation, so each range has rows of its own; a
+  // module where one does not is indexed as one range.
+  const auto uses_in = [&](const std::vector<InstrId>& user_bounds) {
+    return [&, user_bounds](size_t r, auto emit) {
+      for (InstrId user = user_bounds[r]; user < user_bounds[r + 1]; ++user) {
+        const OperandRange range = operand_ranges[user];
+        for (uint32_t k = range.begin; k < range.begin + range.count; ++k) {
+          const InstrId op = operand_pool[k];
+          if (op < n) emit(op, user);
         }
-      },
-      &user_offsets_, &user_pool_);
+      }
+    };
+  };
+  if (!BuildDistinctCsr(bounds, uses_in(bounds), &user_offsets_, &user_pool_)) {
+    const std::vector<InstrId> whole = {0, static_cast<InstrId>(n)};
+    BuildDistinctCsr(whole, uses_in(whole), &user_offsets_, &user_pool_);
+  }
   operand_ranges = {};
 
   // Callers, and the fusion flag of fusion bodies.
@@ -260,8 +327,8 @@ void Module::Finalize() {
     }
   }
   BuildDistinctCsr(
-      computations.size(),
-      [&](auto emit) {
+      {0, static_cast<uint32_t>(computations.size())},
+      [&](size_t, auto emit) {
         for (InstrId caller : callers_in_order) {
           for (const Callee& callee : callees(caller)) {
             if (callee.computation < computations.size()) emit(callee.computation, caller);

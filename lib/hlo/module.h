@@ -336,8 +336,10 @@ class Module {
   void OwnNamesOutsideFusions();
 
   // Builds the derived tables (users, callers, parameters, fusion flags).
-  // The readers call it after building the module.
-  void Finalize();
+  // The readers call it after building the module. With threads > 1, the
+  // instructions are taken in that many ranges of whole computations, side
+  // by side.
+  void Finalize(int threads = 1);
 
  private:
   std::deque<std::string> owned_strings_;

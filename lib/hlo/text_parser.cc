@@ -610,7 +610,9 @@ class TextParser {
       module->entry = static_cast<CompId>(module->computations.size() - 1);
       module->computations.back().is_entry = true;
     }
-    module->Finalize();
+    // As many threads as parts: a module too small to cut is not worth more.
+    module->Finalize(parts_);
+    if (options_.parts_used != nullptr) *options_.parts_used = parts_;
     if (released_ > 0) {
       // The reports name the buffers of unfused instructions long after
       // parsing; reading those names from the released text would bring a
@@ -642,7 +644,7 @@ class TextParser {
   // error, or a cut that turns out not to fall between computations, starts
   // the body over sequentially, whose diagnostics are then the ones given.
   bool ParseBody() {
-    if (options_.parts_used != nullptr) *options_.parts_used = 1;
+    parts_ = 1;
     SkipSpace();
     const std::vector<const char*> cuts = FindCuts();
     if (cuts.empty()) return ParseComputations();
@@ -650,6 +652,7 @@ class TextParser {
     const ShapeTable shapes_before = module_->shapes;
     if (ParseInParts(cuts)) return true;
     ClearBody(shapes_before);
+    parts_ = 1;
     p_ = body_start;
     error_ = absl::OkStatus();
     return ParseComputations();
@@ -726,7 +729,7 @@ class TextParser {
       p_ = worker.p_;
       // The text the worker gave back counts as given back here too.
       released_ = std::max(released_, worker.released_);
-      if (options_.parts_used != nullptr) *options_.parts_used = static_cast<int>(k + 2);
+      parts_ = static_cast<int>(k + 2);
       if (p_ != worker.end_) break;
     }
     return true;
@@ -1780,6 +1783,7 @@ class TextParser {
 
   std::shared_ptr<const FileContents> file_;
   size_t released_ = 0;  // ReleaseParsedText gave back data()[0, released_)
+  int parts_ = 1;  // the parts the module's body was parsed in
   ParseOptions options_;
   const char* begin_;
   const char* p_;

@@ -315,6 +315,33 @@ TEST(ParallelParseTest, CutsPastTheModuleEndAreDropped) {
   EXPECT_EQ((*parsed)[1].computations.size(), 31u);
 }
 
+// Finalize in ranges relies on operands lying in their user's computation;
+// a module built otherwise (as a reader could) gets the same tables anyway.
+TEST(ParallelParseTest, FinalizeInRangesIndexesOperandsFromOtherComputations) {
+  auto parsed = ParseHloString(ManyComputations(12, false), "many.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  Module& m = parsed->front();
+  // The entry's last call now also reads c0's parameter.
+  const InstrId c0_parameter = m.comp(m.FindComputation("c0")).first_instruction;
+  const InstrId last_call = m.FindInstruction("x11");
+  ASSERT_NE(last_call, kNoId);
+  m.operand_pool[m.instr(last_call).operands_begin] = c0_parameter;
+  auto users_table = [&] {
+    std::vector<std::vector<InstrId>> users;
+    for (InstrId i = 0; i < m.instructions.size(); ++i) {
+      users.emplace_back(m.users(i).begin(), m.users(i).end());
+    }
+    return users;
+  };
+  m.Finalize(1);
+  const std::vector<std::vector<InstrId>> expected = users_table();
+  EXPECT_EQ(expected[c0_parameter].back(), last_call);
+  for (int threads : {2, 3, 8}) {
+    m.Finalize(threads);
+    EXPECT_EQ(users_table(), expected) << threads;
+  }
+}
+
 TEST(ParallelParseTest, SmallModulesStaySequential) {
   int parts = 0;
   ParseOptions options;
