@@ -82,7 +82,10 @@ absl::StatusOr<ParsedHlo> ParseHloFile(const std::string& path, const LoadOption
     }
   }
   for (const hlo::Module& m : parsed.modules) {
-    absl::Status verified = hlo::VerifyModule(m);
+    // Smaller modules are checked faster than threads start.
+    constexpr size_t kInstructionsPerThread = size_t{1} << 18;
+    absl::Status verified = hlo::VerifyModule(
+        m, m.instructions.size() >= kInstructionsPerThread ? options.parse.threads : 1);
     if (!verified.ok()) return verified;
     verified = hlo::VerifyElementCount(m, options.max_elements);
     if (!verified.ok()) return verified;

@@ -52,26 +52,6 @@ bool BuildDistinctCsr(const std::vector<uint32_t>& key_bounds, const ForEachPair
   return true;
 }
 
-// Cuts [0, instruction count) into about `parts` ranges of whole
-// computations: bounds[0] = 0 < ... < bounds.back() = count. One range when
-// the computations do not tile the instructions in id order.
-std::vector<InstrId> SplitAtComputations(const std::vector<Computation>& computations,
-                                         size_t count, size_t parts) {
-  const std::vector<InstrId> whole = {0, static_cast<InstrId>(count)};
-  std::vector<InstrId> bounds = {0};
-  InstrId end = 0;
-  for (const Computation& c : computations) {
-    if (c.first_instruction != end) return whole;
-    end += c.instruction_count;
-    if (end < count && bounds.size() < parts && end >= count / parts * bounds.size()) {
-      bounds.push_back(end);
-    }
-  }
-  if (end != count) return whole;
-  bounds.push_back(static_cast<InstrId>(count));
-  return bounds;
-}
-
 template <typename T>
 absl::Span<const T> CsrRow(const std::vector<uint32_t>& offsets,
                            const std::vector<T>& pool, uint32_t key) {
@@ -213,6 +193,20 @@ SourceLocation Module::SourceOf(InstrId id) const {
   return {files[static_cast<size_t>(loc.file_name_id - 1)], loc.line};
 }
 
+std::vector<CompId> Module::ComputationRanges(size_t parts) const {
+  std::vector<CompId> bounds = {0};
+  parts = std::max<size_t>(parts, 1);
+  size_t total = 0;
+  for (const Computation& c : computations) total += c.instruction_count;
+  size_t so_far = 0;
+  for (CompId c = 0; c + 1 < computations.size() && bounds.size() < parts; ++c) {
+    so_far += computations[c].instruction_count;
+    if (so_far >= total / parts * bounds.size()) bounds.push_back(c + 1);
+  }
+  bounds.push_back(static_cast<CompId>(computations.size()));
+  return bounds;
+}
+
 CompId Module::FindComputation(absl::string_view wanted) const {
   for (CompId c = 0; c < computations.size(); ++c) {
     if (computations[c].name == wanted) return c;
@@ -264,8 +258,20 @@ void Module::Finalize(int threads) {
     std::vector<NumberedParameter> parameters;
     std::vector<uint32_t> shape_use_counts;
   };
-  const std::vector<InstrId> bounds =
-      SplitAtComputations(computations, n, static_cast<size_t>(std::max(threads, 1)));
+  // Ranges of instructions: those of ranges of whole computations, when
+  // the computations lie one after another in id order (as parsed).
+  std::vector<InstrId> bounds = {0};
+  size_t tiled = 0;
+  for (const Computation& c : computations) {
+    tiled = c.first_instruction == tiled ? tiled + c.instruction_count : n + 1;
+  }
+  if (tiled == n) {
+    const std::vector<CompId> ranges = ComputationRanges(static_cast<size_t>(std::max(threads, 1)));
+    for (size_t r = 1; r + 1 < ranges.size(); ++r) {
+      bounds.push_back(computations[ranges[r]].first_instruction);
+    }
+  }
+  bounds.push_back(static_cast<InstrId>(n));
   const size_t ranges = bounds.size() - 1;
   std::vector<RangeFacts> facts(ranges);
   ParallelFor(ranges, [&](size_t r) {

@@ -320,6 +320,11 @@ class Module {
   // StackFrames tables.
   SourceLocation SourceOf(InstrId id) const;
 
+  // Cuts the computations, in id order, into at most `parts` ranges
+  // [bounds[r], bounds[r + 1]) of about equal instruction counts, for work
+  // done on them side by side: bounds[0] = 0, bounds.back() = the count.
+  std::vector<CompId> ComputationRanges(size_t parts) const;
+
   // Looks up a computation by name (linear; for tests and tools).
   CompId FindComputation(absl::string_view name) const;
   // Looks up an instruction by name (linear; for tests and tools).

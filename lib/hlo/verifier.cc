@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/bytes.h"
+#include "lib/base/parallel.h"
 #include "lib/base/status_macros.h"
 
 namespace hlomem::hlo {
@@ -352,24 +353,44 @@ absl::Status VerifyInstruction(const Module& m, InstrId i) {
 
 }  // namespace
 
-absl::Status VerifyModule(const Module& m) {
+absl::Status VerifyModule(const Module& m, int threads) {
   if (m.entry == kNoId || m.entry >= m.computations.size()) {
     return absl::InvalidArgumentError(absl::StrCat(m.path, ": error: module '", m.name,
                                                    "' has no entry computation"));
   }
   // One pass over each computation also collects what the later checks
   // read, so the instruction array (as large as the text of a big module)
-  // is walked once.
-  Scratch scratch;
-  scratch.calling_offsets.reserve(m.computations.size() + 1);
-  for (CompId c = 0; c < m.computations.size(); ++c) {
-    HLOMEM_RETURN_IF_ERROR(VerifyParameters(m, c, &scratch));
-    HLOMEM_RETURN_IF_ERROR(VerifyAcyclic(m, c));
-    scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
-    for (InstrId i : m.instructions_of(c)) {
-      HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
-      if (!m.callees(i).empty()) scratch.calling.push_back(i);
+  // is walked once. Ranges of computations are checked side by side; the
+  // first error in computation order is the one reported.
+  const std::vector<CompId> bounds =
+      m.ComputationRanges(static_cast<size_t>(std::max(threads, 1)));
+  const size_t ranges = bounds.size() - 1;
+  std::vector<Scratch> checked(ranges);
+  std::vector<absl::Status> errors(ranges);
+  ParallelFor(ranges, [&](size_t r) {
+    Scratch& scratch = checked[r];
+    errors[r] = [&]() -> absl::Status {
+      for (CompId c = bounds[r]; c < bounds[r + 1]; ++c) {
+        HLOMEM_RETURN_IF_ERROR(VerifyParameters(m, c, &scratch));
+        HLOMEM_RETURN_IF_ERROR(VerifyAcyclic(m, c));
+        scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
+        for (InstrId i : m.instructions_of(c)) {
+          HLOMEM_RETURN_IF_ERROR(VerifyInstruction(m, i));
+          if (!m.callees(i).empty()) scratch.calling.push_back(i);
+        }
+      }
+      return absl::OkStatus();
+    }();
+  }, ranges);
+  for (const absl::Status& error : errors) HLOMEM_RETURN_IF_ERROR(error);
+  Scratch& scratch = checked[0];
+  for (size_t r = 1; r < ranges; ++r) {
+    const auto shift = static_cast<uint32_t>(scratch.calling.size());
+    for (uint32_t offset : checked[r].calling_offsets) {
+      scratch.calling_offsets.push_back(offset + shift);
     }
+    scratch.calling.insert(scratch.calling.end(), checked[r].calling.begin(),
+                           checked[r].calling.end());
   }
   scratch.calling_offsets.push_back(static_cast<uint32_t>(scratch.calling.size()));
   HLOMEM_RETURN_IF_ERROR(VerifyCallGraph(m, scratch));

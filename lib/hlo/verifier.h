@@ -16,8 +16,10 @@ namespace hlomem::hlo {
 // computation never calls itself, directly or not); get-tuple-element
 // indexes exist; while, conditional, fusion and call have the computations
 // their opcode needs; input_output_alias entries name real parameters; the
-// buffers of all instructions add up to at most 2^62 bytes.
-absl::Status VerifyModule(const Module& module);
+// buffers of all instructions add up to at most 2^62 bytes. Computations
+// are checked in up to `threads` ranges side by side; the error reported is
+// the first in computation order either way.
+absl::Status VerifyModule(const Module& module, int threads = 1);
 
 // The analysis keeps a few records per instruction and per tuple element of
 // its shape, each with a shape index as long as its nesting depth; more

@@ -10,9 +10,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/file_contents.h"
 #include "lib/hlo/text_parser.h"
+#include "lib/hlo/verifier.h"
 
 namespace hlomem::hlo {
 namespace {
@@ -340,6 +342,45 @@ TEST(ParallelParseTest, FinalizeInRangesIndexesOperandsFromOtherComputations) {
     m.Finalize(threads);
     EXPECT_EQ(users_table(), expected) << threads;
   }
+}
+
+// The verifier checks ranges of computations side by side; it must report
+// the error a sequential check finds first.
+TEST(ParallelVerifyTest, ReportsTheFirstErrorInComputationOrder) {
+  const std::string good = ManyComputations(30, true);
+  auto bad_index = [](int k) {
+    return std::make_pair(absl::StrCat("  ROOT %r = f32[4]{0} add(%n, %p), metadata={op_name=\"op",
+                                       k % 3, "\"}\n"),
+                          absl::StrCat("  %t = (f32[4]{0}) tuple(%n)\n",
+                                       "  ROOT %r = f32[4]{0} get-tuple-element(%t), index=", k,
+                                       "\n"));
+  };
+  const auto replace_in = [](std::string text, absl::string_view after,
+                             const std::pair<std::string, std::string>& what) {
+    const size_t at = text.find(what.first, text.find(std::string(after)));
+    EXPECT_NE(at, std::string::npos);
+    return text.replace(at, what.first.size(), what.second);
+  };
+  // Errors in c4 and c24: each alone, then both (c4's comes first).
+  const std::string late = replace_in(good, "%c24 (", bad_index(24));
+  const std::string both = replace_in(late, "%c4 (", bad_index(4));
+  // A call cycle through computations checked in different ranges.
+  const std::string cycle = absl::StrCat(
+      good.substr(0, good.find("to_apply=%c29")), "to_apply=%c1",
+      good.substr(good.find("to_apply=%c29") + 13));
+  for (const std::string* text : {&good, &late, &both, &cycle}) {
+    auto parsed = ParseHloString(*text, "v.hlo");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    const absl::Status sequential = VerifyModule(parsed->front(), 1);
+    EXPECT_EQ(sequential.ok(), text == &good);
+    for (int threads : {2, 3, 5, 40}) {
+      EXPECT_EQ(VerifyModule(parsed->front(), threads), sequential) << threads;
+    }
+  }
+  auto parsed = ParseHloString(both, "v.hlo");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_THAT(std::string(VerifyModule(parsed->front(), 4).message()),
+              ::testing::HasSubstr("tuple index 4 is out of range"));
 }
 
 TEST(ParallelParseTest, SmallModulesStaySequential) {
