@@ -29,7 +29,7 @@ struct ParseOptions {
   // in parts of at least min_part_bytes of text each. The result is the
   // module a sequential parse builds.
   int threads = 1;
-  size_t min_part_bytes = size_t{32} << 20;
+  size_t min_part_bytes = size_t{4} << 20;
   // When set, receives the number of parts the last module was parsed in
   // (1: sequentially, also after parts failed and the body was parsed again).
   int* parts_used = nullptr;

@@ -8,11 +8,13 @@ Usage:
       [--hlomem build/cmd/hlomem/hlomem] [--xla-max-mb 150] FILE...
 
 Columns: input size; `cat FILE > /dev/null` seconds; hlomem parse seconds,
-MB/s and the ratio to cat; hlomem report seconds (parse, buffer assignment,
+MB/s and the ratio to cat, on all cores (a module of 8 MB or more is parsed
+in parts) and on one (`--threads 1`: the per-core rate); hlomem report
+seconds (parse, buffer assignment,
 detectors, JSON written to /dev/null) and its peak RSS, also as a multiple of
 the input size; XLA's parser seconds (in-process, text already in memory;
 skipped above --xla-max-mb, where it needs many GB) and how many times
-slower than `hlomem parse` it is. Times are medians of --runs runs with a
+slower than `hlomem parse --threads 1` it is (both on one core). Times are medians of --runs runs with a
 warm page cache; RSS is the largest ru_maxrss over the runs.
 """
 import os
@@ -30,23 +32,26 @@ def main():
     has_xla = perf_common.xla_parser() is not None
     print("%s, %d cores, median of %d runs\n" % (platform.processor() or platform.machine(),
                                                  os.cpu_count(), args.runs))
-    print("| file | MB | cat s | parse s | parse MB/s | parse / cat | report s | report RSS "
-          "| RSS / input | XLA parse s | XLA / hlomem parse |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| file | MB | cat s | parse s | parse MB/s | parse / cat | 1-thread parse s "
+          "| MB/s per core | report s | report RSS | RSS / input | XLA parse s "
+          "| XLA / hlomem 1-thread parse |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in args.files:
         size = os.path.getsize(path)
         cat, _ = perf_common.measure(["cat", path], args.runs)
         parse, _ = perf_common.measure([args.hlomem, "parse", path], args.runs)
+        parse1, _ = perf_common.measure([args.hlomem, "parse", "--threads", "1", path], args.runs)
         report, rss = perf_common.measure(
             [args.hlomem, "report", "--format", "json", "-o", "/dev/null", path], args.runs)
         xla_cells = ["n/a", "n/a"]
         if has_xla and perf_common.mb(size) <= args.xla_max_mb:
             xla = perf_common.measure_xla(path, args.runs)
-            xla_cells = ["%.2f" % xla, "%.1fx" % (xla / parse)]
-        print("| %s | %.0f | %.3f | %.3f | %.0f | %.1fx | %.2f | %.0f MB | %.2fx | %s |" % (
-            os.path.basename(path), perf_common.mb(size), cat, parse,
-            perf_common.mb(size) / parse, parse / cat, report, perf_common.mb(rss),
-            rss / size, " | ".join(xla_cells)))
+            xla_cells = ["%.2f" % xla, "%.1fx" % (xla / parse1)]
+        print("| %s | %.0f | %.3f | %.3f | %.0f | %.1fx | %.3f | %.0f | %.2f | %.0f MB | %.2fx "
+              "| %s |" % (
+                  os.path.basename(path), perf_common.mb(size), cat, parse,
+                  perf_common.mb(size) / parse, parse / cat, parse1, perf_common.mb(size) / parse1,
+                  report, perf_common.mb(rss), rss / size, " | ".join(xla_cells)))
         sys.stdout.flush()
 
 
