@@ -1,6 +1,9 @@
 #include "lib/hlo/text_parser.h"
 
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -39,6 +42,39 @@ constexpr NameCharTable MakeNameCharTable() {
 }
 constexpr NameCharTable kNameChar = MakeNameCharTable();
 bool IsNameChar(char c) { return kNameChar.of[static_cast<unsigned char>(c)]; }
+#ifdef __SSE2__
+// Bit k set when IsNameChar(p[k]), for 16 bytes at once.
+inline uint32_t NameCharMask16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // Signed compares: bytes from 0x80 up, negative, fall outside every range.
+  const auto in_range = [](__m128i x, char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                         _mm_cmplt_epi8(x, _mm_set1_epi8(static_cast<char>(hi + 1))));
+  };
+  // Setting bit 5 folds A-Z onto a-z, and nothing else onto a-z.
+  const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z');
+  // '-', '.' and the digits: the range '-'...'9' but '/'.
+  const __m128i dash_dot_digit =
+      _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), in_range(v, '-', '9'));
+  const __m128i underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+  return static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_or_si128(letter, _mm_or_si128(dash_dot_digit, underscore))));
+}
+// Bit k set when p[k] is a quote or a bracket (kStructural), for 16 bytes.
+inline uint32_t StructuralMask16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto is = [&v](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+  const __m128i brackets = _mm_or_si128(_mm_or_si128(is('('), is(')')),
+                                        _mm_or_si128(_mm_or_si128(is('{'), is('}')),
+                                                     _mm_or_si128(is('['), is(']'))));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(brackets, is('"'))));
+}
+// Bit k set when p[k] == c, for 16 bytes.
+inline uint32_t ByteMask16(const char* p, char c) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
+}
+#endif
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Byte classes for the scanning loops, which step over runs of bytes that
@@ -172,6 +208,7 @@ class TextParser {
       } else {
         return;
       }
+      ++comments_skipped_;
     }
   }
   // ' ', '\n', '\t' or '\r', with one test.
@@ -214,7 +251,9 @@ class TextParser {
   }
 
   // name ::= '%'? [A-Za-z_][A-Za-z0-9_.-]*
-  bool LexName(absl::string_view* out, absl::string_view what = "a name") {
+  // Inline: a call per name costs more than the scan of most names.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool LexName(absl::string_view* out,
+                                            absl::string_view what = "a name") {
     SkipSpace();
     const char* q = p_;
     if (q < end_ && *q == '%') ++q;
@@ -226,8 +265,16 @@ class TextParser {
     return true;
   }
   // The end of the run of name characters starting at `q`. Names are most
-  // of the text: eight bytes a round, with one bounds check per round.
+  // of the text: sixteen bytes a round where SSE2 is there, else eight,
+  // with one bounds check per round.
   const char* SkipNameChars(const char* q) const {
+#ifdef __SSE2__
+    while (end_ - q >= 16) {
+      const uint32_t others = ~NameCharMask16(q) & 0xffff;
+      if (others != 0) return q + __builtin_ctz(others);
+      q += 16;
+    }
+#endif
     while (end_ - q >= 8) {
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
@@ -236,6 +283,20 @@ class TextParser {
       q += 8;
     }
     while (q < end_ && IsNameChar(*q)) ++q;
+    return q;
+  }
+
+  // The first `c` at or after `q`, or end_; sixteen bytes a round where
+  // SSE2 is there.
+  const char* FindByte(const char* q, char c) const {
+#ifdef __SSE2__
+    while (end_ - q >= 16) {
+      const uint32_t found = ByteMask16(q, c);
+      if (found != 0) return q + __builtin_ctz(found);
+      q += 16;
+    }
+#endif
+    while (q < end_ && *q != c) ++q;
     return q;
   }
 
@@ -316,8 +377,16 @@ class TextParser {
   }
 
   // The first byte at or after `q` that is a quote or a bracket, or end_.
-  // Eight bytes a round, with one bounds check per round.
+  // Sixteen bytes a round where SSE2 is there, else eight, with one bounds
+  // check per round.
   const char* SkipUnstructured(const char* q) const {
+#ifdef __SSE2__
+    while (end_ - q >= 16) {
+      const uint32_t structural = StructuralMask16(q);
+      if (structural != 0) return q + __builtin_ctz(structural);
+      q += 16;
+    }
+#endif
     while (end_ - q >= 8) {
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
@@ -385,12 +454,20 @@ class TextParser {
     const char* q = p_;
     while (q < end_ && absl::ascii_isalnum(static_cast<unsigned char>(*q))) ++q;
     if (q == p_ || q == end_ || *q != '[') return Expected("a shape");
-    // Dimensions are a few bytes: a loop beats a call to memchr.
-    const char* close = q;
-    while (close < end_ && *close != ']') ++close;
+    // Dimensions are a few bytes: FindByte beats a call to memchr.
+    const char* close = FindByte(q, ']');
     if (close == end_) return Error(q, "unbalanced '['");
     p_ = close + 1;
-    if (p_ < end_ && *p_ == '{') return SkipBalanced();
+    if (p_ < end_ && *p_ == '{') return SkipLayout();
+    return true;
+  }
+
+  // SkipBalanced for the layout at the cursor, which is usually flat
+  // ("{2,1,0}"): then its first structural byte is the closing brace.
+  bool SkipLayout() {
+    const char* q = SkipUnstructured(p_ + 1);
+    if (q == end_ || *q != '}' || options_.max_nesting_depth < 1) return SkipBalanced();
+    p_ = q + 1;
     return true;
   }
 
@@ -1496,7 +1573,8 @@ class TextParser {
       const uint32_t previous = instr->metadata;
       const size_t metadata_count = module_->metadata.size();
       absl::string_view new_text;
-      if (ParseSharedMetadata(instr, &new_text) && p_ < end_ &&
+      uint32_t new_hash = 0;
+      if (ParseSharedMetadata(instr, &new_text, &new_hash) && p_ < end_ &&
           (*p_ == ',' || *p_ == '\n' || *p_ == '\r')) {
         if (!new_text.empty()) {
           // Owned by the module: elided attributes print it, and the
@@ -1513,7 +1591,7 @@ class TextParser {
             }
             *field = text.substr(static_cast<size_t>(from - new_text.data()), field->size());
           }
-          metadata_ids_.TryEmplace(text, HashView(text), instr->metadata);
+          metadata_ids_.TryEmplace(text, new_hash, instr->metadata);
         }
         const size_t at = module_->attribute_pool.size() - instr->attributes_begin;
         if (at < Instruction::kNotElided) {
@@ -1523,10 +1601,7 @@ class TextParser {
         }
         return true;
       }
-      error_ = absl::OkStatus();
-      module_->metadata.resize(metadata_count);
-      instr->metadata = previous;
-      p_ = value_start;
+      UndoMetadataParse(instr, previous, metadata_count, value_start);
     }
     if (!LexAttributeValue(&value)) return false;
     AddAttribute(key, value);
@@ -1705,9 +1780,9 @@ class TextParser {
   // instructions: a text parsed before is looked up rather than parsed and
   // stored again (parsing the same bytes gives the same result). Sets
   // `*new_text` to a text parsed here for the first time, which the caller
-  // shares once the attribute is accepted.
-  bool ParseSharedMetadata(Instruction* instr, absl::string_view* new_text) {
-    if (KnownMetadataToLineEnd(instr)) return true;
+  // shares once the attribute is accepted, and `*new_hash` to its HashView.
+  bool ParseSharedMetadata(Instruction* instr, absl::string_view* new_text, uint32_t* new_hash) {
+    if (MetadataToLineEnd(instr, new_text, new_hash)) return true;
     const char* start = p_;
     if (!SkipBalanced()) {
       error_ = absl::OkStatus();
@@ -1715,31 +1790,43 @@ class TextParser {
       return ParseMetadata(instr);
     }
     const absl::string_view text(start, static_cast<size_t>(p_ - start));
-    if (const uint32_t* known = metadata_ids_.Find(text, HashView(text))) {
+    const uint32_t hash = HashView(text);
+    if (const uint32_t* known = metadata_ids_.Find(text, hash)) {
       instr->metadata = *known;
       return true;
     }
     p_ = start;
     if (!ParseMetadata(instr)) return false;
-    if (p_ == start + text.size()) *new_text = text;
+    if (p_ == start + text.size()) {
+      *new_text = text;
+      *new_hash = hash;
+    }
     return true;
   }
 
   // Most dumps end their lines with the metadata: the text from the cursor
-  // to the line's end, found by memchr, is then a known metadata text as a
-  // whole (the same bytes have the same bracketed extent), with no scan of
-  // its brackets. Tried until it has missed far more often than it hit, and
-  // only on lines short enough that a miss costs little.
-  bool KnownMetadataToLineEnd(Instruction* instr) {
+  // to the line's end, found by memchr, is then the metadata text as a
+  // whole, looked up (the same bytes have the same bracketed extent) or
+  // parsed with no scan of its brackets first. Tried until it has missed
+  // far more often than it hit, and only on lines short enough that a miss
+  // costs little.
+  bool MetadataToLineEnd(Instruction* instr, absl::string_view* new_text, uint32_t* new_hash) {
     constexpr size_t kLongestTried = 4096;
     if (metadata_line_misses_ > metadata_line_hits_ + 64) return false;
     const void* nl = std::memchr(p_, '\n', std::min(kLongestTried, static_cast<size_t>(end_ - p_)));
     if (nl != nullptr) {
       const absl::string_view text(p_, static_cast<size_t>(static_cast<const char*>(nl) - p_));
       if (!text.empty() && text.back() == '}') {
-        if (const uint32_t* known = metadata_ids_.Find(text, HashView(text))) {
+        const uint32_t hash = HashView(text);
+        if (const uint32_t* known = metadata_ids_.Find(text, hash)) {
           instr->metadata = *known;
           p_ += text.size();
+          ++metadata_line_hits_;
+          return true;
+        }
+        if (ParseMetadataSpanning(instr, text)) {
+          *new_text = text;
+          *new_hash = hash;
           ++metadata_line_hits_;
           return true;
         }
@@ -1747,6 +1834,47 @@ class TextParser {
     }
     ++metadata_line_misses_;
     return false;
+  }
+
+  // Parses the metadata value `text`, at the cursor, when the parse ends
+  // exactly at its end where the scan of its brackets would (no comment
+  // skipped, too short to nest too deep); otherwise changes nothing.
+  bool ParseMetadataSpanning(Instruction* instr, absl::string_view text) {
+    if (text.size() > static_cast<size_t>(std::max(options_.max_nesting_depth, 0))) return false;
+    const uint32_t previous = instr->metadata;
+    const size_t metadata_count = module_->metadata.size();
+    const uint64_t comments = comments_skipped_;
+    if (ParseMetadata(instr) && p_ == text.data() + text.size() && comments_skipped_ == comments) {
+      return true;
+    }
+    UndoMetadataParse(instr, previous, metadata_count, text.data());
+    return false;
+  }
+
+  // Takes back a metadata parse that was not accepted: its error, its entry
+  // and the cursor.
+  void UndoMetadataParse(Instruction* instr, uint32_t previous, size_t metadata_count,
+                         const char* at) {
+    error_ = absl::OkStatus();
+    module_->metadata.resize(metadata_count);
+    instr->metadata = previous;
+    p_ = at;
+  }
+
+  // absl::SimpleAtoi, without its call and generality for the usual short
+  // run of digits.
+  static bool ParseMetadataNumber(absl::string_view token, int64_t* out) {
+    constexpr size_t kMostDigitsWithoutOverflow = 18;
+    if (token.empty() || token.size() > kMostDigitsWithoutOverflow) {
+      return absl::SimpleAtoi(token, out);
+    }
+    int64_t value = 0;
+    for (const char c : token) {
+      if (!IsDigit(c)) return absl::SimpleAtoi(token, out);
+      value = value * 10 + (c - '0');
+    }
+    *out = value;
+    return true;
   }
 
   // metadata ::= '{' (key '=' (string | int | '{' ... '}'))* '}'
@@ -1769,10 +1897,11 @@ class TextParser {
       } else {
         absl::string_view token;
         if (!LexAttributeValue(&token)) return false;
+        int64_t* field = key == "stack_frame_id" ? &metadata.stack_frame_id
+                         : key == "source_line"  ? &metadata.source_line
+                                                 : nullptr;
         int64_t number = 0;
-        const bool numeric = absl::SimpleAtoi(token, &number);
-        if (key == "source_line" && numeric) metadata.source_line = number;
-        else if (key == "stack_frame_id" && numeric) metadata.stack_frame_id = number;
+        if (field != nullptr && ParseMetadataNumber(token, &number)) *field = number;
       }
       Consume(',');
     }
@@ -1799,8 +1928,9 @@ class TextParser {
   uintptr_t prefaulted_[3] = {};  // PrefaultAhead's progress per pool
   ViewMap metadata_ids_;  // metadata text -> index into Module::metadata
   KeyArena key_copies_;  // keys of shape_cache_ and opcodes_
-  uint64_t metadata_line_hits_ = 0;  // KnownMetadataToLineEnd's record
+  uint64_t metadata_line_hits_ = 0;  // MetadataToLineEnd's record
   uint64_t metadata_line_misses_ = 0;
+  uint64_t comments_skipped_ = 0;  // by SkipSpaceSlow, for ParseMetadataSpanning
   absl::string_view previous_shape_text_;  // of the last ParseShape; empty: none
   ShapeId previous_shape_ = 0;
   absl::string_view previous_opcode_text_;  // of the last LookUpOpcode that found one
