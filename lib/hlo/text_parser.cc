@@ -1016,16 +1016,19 @@ class TextParser {
   // Faults in the next stretch of a big pool's reserved capacity with one
   // call once the pool nears the end of what was faulted in before:
   // written a page at a time, a 1 GB module takes a page fault per 4 KiB.
+  // Ahead by as much as the pool holds already, up to 2 MiB: a module of a
+  // few MB is not made to fault in much more than it fills.
   template <typename T>
   static void PrefaultAhead(const std::vector<T>& pool, uintptr_t* done) {
-    constexpr uintptr_t kStretch = uintptr_t{2} << 20;
+    const uintptr_t stretch = std::clamp<uintptr_t>(pool.size() * sizeof(T), uintptr_t{64} << 10,
+                                                    uintptr_t{2} << 20);
     const uintptr_t used = reinterpret_cast<uintptr_t>(pool.data() + pool.size());
-    if (used + kStretch / 2 < *done) return;
+    if (used + stretch / 2 < *done) return;
     const uintptr_t limit = reinterpret_cast<uintptr_t>(pool.data() + pool.capacity()) & ~(kPage - 1);
     const uintptr_t from = std::max(*done, (used + kPage - 1) & ~(kPage - 1));
-    const uintptr_t to = std::min(limit, from + kStretch);
+    const uintptr_t to = std::min(limit, from + stretch);
     if (to > from) Populate(reinterpret_cast<const void*>(from), reinterpret_cast<const void*>(to));
-    *done = std::max(to, used + kStretch);
+    *done = std::max(to, used + stretch);
   }
 
   // header attribute ::= name '=' value
