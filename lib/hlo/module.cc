@@ -1,6 +1,7 @@
 #include "lib/hlo/module.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
@@ -23,12 +24,13 @@ bool BuildDistinctCsr(const std::vector<uint32_t>& key_bounds, const ForEachPair
   const size_t key_count = key_bounds.back();
   const size_t ranges = key_bounds.size() - 1;
   // Per key: the last value counted by the first pass, then where the
-  // second pass puts the key's next value.
-  std::vector<uint32_t> cursor(key_count, kNoId);
+  // second pass puts the key's next value. Each range fills its own keys.
+  const std::unique_ptr<uint32_t[]> cursor(new uint32_t[key_count]);
   offsets->assign(key_count + 1, 0);
   std::vector<char> strayed(ranges, 0);
   ParallelFor(ranges, [&](size_t r) {
     const uint32_t low = key_bounds[r], high = key_bounds[r + 1];
+    std::fill(cursor.get() + low, cursor.get() + high, kNoId);
     for_each_pair(r, [&](uint32_t key, uint32_t value) {
       if (key < low || key >= high) {
         strayed[r] = 1;
@@ -41,7 +43,7 @@ bool BuildDistinctCsr(const std::vector<uint32_t>& key_bounds, const ForEachPair
   }, ranges);
   if (std::find(strayed.begin(), strayed.end(), 1) != strayed.end()) return false;
   for (size_t i = 1; i <= key_count; ++i) (*offsets)[i] += (*offsets)[i - 1];
-  std::copy(offsets->begin(), offsets->end() - 1, cursor.begin());
+  std::copy(offsets->begin(), offsets->end() - 1, cursor.get());
   pool->assign(offsets->back(), kNoId);
   ParallelFor(ranges, [&](size_t r) {
     for_each_pair(r, [&](uint32_t key, uint32_t value) {
@@ -247,7 +249,8 @@ void Module::Finalize(int threads) {
   struct OperandRange {
     uint32_t begin, count;
   };
-  std::vector<OperandRange> operand_ranges(n);
+  // Written by the ranges below, each its own instructions' entries.
+  std::unique_ptr<OperandRange[]> operand_ranges(new OperandRange[n]);
   struct NumberedParameter {
     InstrId id;
     int64_t number;  // >= 0
@@ -266,9 +269,10 @@ void Module::Finalize(int threads) {
     tiled = c.first_instruction == tiled ? tiled + c.instruction_count : n + 1;
   }
   if (tiled == n) {
-    const std::vector<CompId> ranges = ComputationRanges(static_cast<size_t>(std::max(threads, 1)));
-    for (size_t r = 1; r + 1 < ranges.size(); ++r) {
-      bounds.push_back(computations[ranges[r]].first_instruction);
+    const std::vector<CompId> comp_bounds =
+        ComputationRanges(static_cast<size_t>(std::max(threads, 1)));
+    for (size_t r = 1; r + 1 < comp_bounds.size(); ++r) {
+      bounds.push_back(computations[comp_bounds[r]].first_instruction);
     }
   }
   bounds.push_back(static_cast<InstrId>(n));
@@ -320,7 +324,7 @@ void Module::Finalize(int threads) {
     const std::vector<InstrId> whole = {0, static_cast<InstrId>(n)};
     BuildDistinctCsr(whole, uses_in(whole), &user_offsets_, &user_pool_);
   }
-  operand_ranges = {};
+  operand_ranges.reset();
 
   // Callers, and the fusion flag of fusion bodies.
   for (Computation& c : computations) c.is_fusion = false;

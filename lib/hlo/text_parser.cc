@@ -42,39 +42,6 @@ constexpr NameCharTable MakeNameCharTable() {
 }
 constexpr NameCharTable kNameChar = MakeNameCharTable();
 bool IsNameChar(char c) { return kNameChar.of[static_cast<unsigned char>(c)]; }
-#ifdef __SSE2__
-// Bit k set when IsNameChar(p[k]), for 16 bytes at once.
-inline uint32_t NameCharMask16(const char* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  // Signed compares: bytes from 0x80 up, negative, fall outside every range.
-  const auto in_range = [](__m128i x, char lo, char hi) {
-    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(static_cast<char>(lo - 1))),
-                         _mm_cmplt_epi8(x, _mm_set1_epi8(static_cast<char>(hi + 1))));
-  };
-  // Setting bit 5 folds A-Z onto a-z, and nothing else onto a-z.
-  const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z');
-  // '-', '.' and the digits: the range '-'...'9' but '/'.
-  const __m128i dash_dot_digit =
-      _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), in_range(v, '-', '9'));
-  const __m128i underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
-  return static_cast<uint32_t>(
-      _mm_movemask_epi8(_mm_or_si128(letter, _mm_or_si128(dash_dot_digit, underscore))));
-}
-// Bit k set when p[k] is a quote or a bracket (kStructural), for 16 bytes.
-inline uint32_t StructuralMask16(const char* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const auto is = [&v](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
-  const __m128i brackets = _mm_or_si128(_mm_or_si128(is('('), is(')')),
-                                        _mm_or_si128(_mm_or_si128(is('{'), is('}')),
-                                                     _mm_or_si128(is('['), is(']'))));
-  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(brackets, is('"'))));
-}
-// Bit k set when p[k] == c, for 16 bytes.
-inline uint32_t ByteMask16(const char* p, char c) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
-}
-#endif
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Byte classes for the scanning loops, which step over runs of bytes that
@@ -99,6 +66,56 @@ constexpr ByteClassTable MakeByteClassTable() {
 }
 constexpr ByteClassTable kByteClass = MakeByteClassTable();
 inline uint8_t ClassOf(char c) { return kByteClass.of[static_cast<unsigned char>(c)]; }
+
+// Masks of 16 bytes at once for the scanning loops: bit k for p[k]. With
+// SSE2 (every x86-64) a few vector compares, else a loop.
+template <typename Predicate>
+inline uint32_t MaskOf16(const char* p, Predicate holds) {
+  uint32_t mask = 0;
+  for (int k = 0; k < 16; ++k) mask |= static_cast<uint32_t>(holds(p[k])) << k;
+  return mask;
+}
+#ifdef __SSE2__
+// Bit k set when IsNameChar(p[k]).
+inline uint32_t NameCharMask16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // Signed compares: bytes from 0x80 up, negative, fall outside every range.
+  const auto in_range = [](__m128i x, char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                         _mm_cmplt_epi8(x, _mm_set1_epi8(static_cast<char>(hi + 1))));
+  };
+  // Setting bit 5 folds A-Z onto a-z, and nothing else onto a-z.
+  const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z');
+  // '-', '.' and the digits: the range '-'...'9' but '/'.
+  const __m128i dash_dot_digit =
+      _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), in_range(v, '-', '9'));
+  const __m128i underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+  return static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_or_si128(letter, _mm_or_si128(dash_dot_digit, underscore))));
+}
+// Bit k set when p[k] is a quote or a bracket (kStructural).
+inline uint32_t StructuralMask16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto is = [&v](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+  const __m128i brackets = _mm_or_si128(_mm_or_si128(is('('), is(')')),
+                                        _mm_or_si128(_mm_or_si128(is('{'), is('}')),
+                                                     _mm_or_si128(is('['), is(']'))));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(brackets, is('"'))));
+}
+// Bit k set when p[k] == c.
+inline uint32_t ByteMask16(const char* p, char c) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
+}
+#else
+inline uint32_t NameCharMask16(const char* p) { return MaskOf16(p, IsNameChar); }
+inline uint32_t StructuralMask16(const char* p) {
+  return MaskOf16(p, [](char c) { return ClassOf(c) == kStructural; });
+}
+inline uint32_t ByteMask16(const char* p, char c) {
+  return MaskOf16(p, [c](char b) { return b == c; });
+}
+#endif
 
 // A reference by name that is resolved once its scope has been parsed.
 struct PendingName {
@@ -264,40 +281,31 @@ class TextParser {
     p_ = q;
     return true;
   }
-  // The end of the run of name characters starting at `q`. Names are most
-  // of the text: sixteen bytes a round where SSE2 is there, else eight,
-  // with one bounds check per round.
-  const char* SkipNameChars(const char* q) const {
-#ifdef __SSE2__
+  // The first byte at or after `q` whose bit `stop_mask16` sets, or end_:
+  // sixteen bytes a round, with one bounds check per round.
+  template <typename StopMask16>
+  const char* ScanTo(const char* q, StopMask16 stop_mask16) const {
     while (end_ - q >= 16) {
-      const uint32_t others = ~NameCharMask16(q) & 0xffff;
-      if (others != 0) return q + __builtin_ctz(others);
+      const uint32_t stops = stop_mask16(q) & 0xffff;
+      if (stops != 0) return q + __builtin_ctz(stops);
       q += 16;
     }
-#endif
-    while (end_ - q >= 8) {
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
-        if (!IsNameChar(q[k])) return q + k;
-      }
-      q += 8;
-    }
-    while (q < end_ && IsNameChar(*q)) ++q;
-    return q;
+    // The file's last few bytes, through a zero-padded copy; bits past its
+    // end are masked off.
+    char tail[16] = {};
+    const auto left = static_cast<size_t>(end_ - q);
+    std::memcpy(tail, q, left);
+    const uint32_t stops = stop_mask16(tail) & ((uint32_t{1} << left) - 1);
+    return stops != 0 ? q + __builtin_ctz(stops) : end_;
   }
-
-  // The first `c` at or after `q`, or end_; sixteen bytes a round where
-  // SSE2 is there.
+  // The end of the run of name characters starting at `q`: names are most
+  // of the text.
+  const char* SkipNameChars(const char* q) const {
+    return ScanTo(q, [](const char* p) { return ~NameCharMask16(p); });
+  }
+  // The first `c` at or after `q`, or end_.
   const char* FindByte(const char* q, char c) const {
-#ifdef __SSE2__
-    while (end_ - q >= 16) {
-      const uint32_t found = ByteMask16(q, c);
-      if (found != 0) return q + __builtin_ctz(found);
-      q += 16;
-    }
-#endif
-    while (q < end_ && *q != c) ++q;
-    return q;
+    return ScanTo(q, [c](const char* p) { return ByteMask16(p, c); });
   }
 
   // int ::= '-'? [0-9]+  (overflow-checked)
@@ -377,26 +385,7 @@ class TextParser {
   }
 
   // The first byte at or after `q` that is a quote or a bracket, or end_.
-  // Sixteen bytes a round where SSE2 is there, else eight, with one bounds
-  // check per round.
-  const char* SkipUnstructured(const char* q) const {
-#ifdef __SSE2__
-    while (end_ - q >= 16) {
-      const uint32_t structural = StructuralMask16(q);
-      if (structural != 0) return q + __builtin_ctz(structural);
-      q += 16;
-    }
-#endif
-    while (end_ - q >= 8) {
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
-        if (ClassOf(q[k]) == kStructural) return q + k;
-      }
-      q += 8;
-    }
-    while (q < end_ && ClassOf(*q) != kStructural) ++q;
-    return q;
-  }
+  const char* SkipUnstructured(const char* q) const { return ScanTo(q, StructuralMask16); }
 
   // attribute value ::= a balanced blob ({...}, (...), [...], "...") or a bare
   // token, ending at ',' or whitespace at depth 0 or an unmatched closer.
