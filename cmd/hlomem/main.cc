@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,11 +95,38 @@ void AddLimitFlags(CLI::App* command, LimitFlags* limits) {
       ->check(CLI::PositiveNumber);
 }
 
+// The line `parse` prints for a loaded module.
+std::string ParseSummary(const hlomem::dump::LoadedModule& m) {
+  const std::string& file = m.files_read.empty() ? m.files.key : m.files_read.front();
+  if (!m.module) {
+    return absl::StrFormat(
+        "%s: XLA buffer assignment only: %zu allocations, total %lld bytes", file,
+        m.xla->allocations.size(),
+        static_cast<long long>(m.xla->total_bytes.value_or(m.xla->SumOfAllocationSizes())));
+  }
+  const hlomem::hlo::Module& module = *m.module;
+  return absl::StrFormat("%s: module %s: %d computations, %d instructions%s%s", file,
+                         module.name.empty() ? "<unnamed>" : module.name,
+                         module.computations.size(), module.instructions.size(),
+                         module.is_scheduled ? ", scheduled" : "",
+                         m.xla ? ", with XLA's buffer assignment" : "");
+}
+
 int RunParse(const std::vector<std::string>& paths, const std::string& stage,
              const LimitFlags& limits) {
   hlomem::dump::LoadOptions options;
   options.stage = ParseStage(stage);
   limits.ApplyTo(&options);
+  // Each module's line is made as soon as it is loaded and its model freed,
+  // so a directory's models never all stand in memory.
+  std::mutex mutex;
+  std::map<std::pair<size_t, size_t>, std::string> summaries;
+  options.on_loaded = [&](hlomem::dump::LoadedModule& m, size_t) {
+    std::string summary = ParseSummary(m);
+    m.module.reset();
+    std::lock_guard<std::mutex> lock(mutex);
+    summaries.emplace(m.key(), std::move(summary));
+  };
   absl::StatusOr<hlomem::dump::LoadResult> loaded = hlomem::dump::LoadDumps(paths, options);
   if (!loaded.ok()) {
     PrintError(loaded.status());
@@ -105,21 +134,8 @@ int RunParse(const std::vector<std::string>& paths, const std::string& stage,
   }
   PrintWarnings(loaded->warnings);
   for (const hlomem::dump::LoadedModule& m : loaded->modules) {
-    const std::string& file = m.files_read.empty() ? m.files.key : m.files_read.front();
     PrintWarnings(m.warnings);
-    if (!m.module) {
-      std::printf("%s: XLA buffer assignment only: %zu allocations, total %lld bytes\n",
-                  file.c_str(), m.xla->allocations.size(),
-                  static_cast<long long>(m.xla->total_bytes.value_or(m.xla->SumOfAllocationSizes())));
-      continue;
-    }
-    const hlomem::hlo::Module& module = *m.module;
-    std::printf("%s\n", absl::StrFormat("%s: module %s: %d computations, %d instructions%s%s",
-                                        file, module.name.empty() ? "<unnamed>" : module.name,
-                                        module.computations.size(), module.instructions.size(),
-                                        module.is_scheduled ? ", scheduled" : "",
-                                        m.xla ? ", with XLA's buffer assignment" : "")
-                            .c_str());
+    std::printf("%s\n", summaries.at(m.key()).c_str());
   }
   return loaded->warnings.empty() ? kExitOk : kExitBadInput;
 }

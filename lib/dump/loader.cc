@@ -122,6 +122,86 @@ absl::StatusOr<XlaBufferAssignment> ReadXlaAssignment(const DumpModuleFiles& fil
   return assignment;
 }
 
+// What loading one discovered dump module gave: its modules, or an error
+// that is fatal (a file the user named) or becomes a warning.
+struct DumpLoad {
+  std::vector<LoadedModule> modules;
+  absl::Status error;
+  bool fatal = false;
+  std::string warning;
+};
+
+// Reads and parses the files of one dump module. Runs on a worker thread:
+// it touches only its own files and result.
+DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const LoadOptions& options) {
+  DumpLoad out;
+  std::vector<std::string> read;
+  std::optional<XlaBufferAssignment> xla;
+  std::vector<std::string> warnings;
+  if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
+    absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &read);
+    if (assignment.ok()) {
+      xla = std::move(*assignment);
+    } else {
+      warnings.push_back(absl::StrCat(assignment.status().message(),
+                                      "\n(XLA's buffer assignment is ignored)"));
+    }
+  }
+  const std::string hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+  if (hlo_path.empty()) {
+    if (!xla) return out;
+    LoadedModule& loaded = out.modules.emplace_back();
+    loaded.files = std::move(files);
+    loaded.files_read = std::move(read);
+    loaded.xla = std::move(xla);
+    loaded.warnings = std::move(warnings);
+    return out;
+  }
+  read.insert(read.begin(), hlo_path);
+  bool was_buffer_assignment = false;
+  absl::StatusOr<ParsedHlo> parsed = ParseHloFile(hlo_path, options, &was_buffer_assignment);
+  if (was_buffer_assignment) {
+    // A standalone -buffer-assignment.txt: XLA's numbers without the HLO.
+    files.buffer_assignment = hlo_path;
+    files.hlo_text.clear();
+    std::vector<std::string> assignment_read;
+    absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &assignment_read);
+    if (!assignment.ok()) {
+      out.error = assignment.status();
+      out.fatal = named_explicitly;
+      out.warning = std::string(assignment.status().message());
+      return out;
+    }
+    LoadedModule& loaded = out.modules.emplace_back();
+    loaded.files = std::move(files);
+    loaded.files_read = std::move(assignment_read);
+    loaded.xla = std::move(*assignment);
+    return out;
+  }
+  if (!parsed.ok()) {
+    out.error = parsed.status();
+    out.fatal = named_explicitly;
+    out.warning = absl::StrCat(parsed.status().message(), "\n", hlo_path, ": warning: module skipped");
+    return out;
+  }
+  if (!xla && parsed->xla) xla = std::move(parsed->xla);
+  const bool several = parsed->modules.size() > 1;
+  for (hlo::Module& module : parsed->modules) {
+    LoadedModule& loaded = out.modules.emplace_back();
+    loaded.files = files;
+    if (several || loaded.files.module_name.empty()) {
+      loaded.files.module_name = std::string(module.name);
+    }
+    loaded.files_read = read;
+    loaded.module = std::move(module);
+    // XLA's assignment belongs to a single module per file.
+    if (!several) loaded.xla = std::move(xla);
+    loaded.warnings = warnings;
+    loaded.module_index = out.modules.size() - 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
@@ -135,107 +215,42 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
 
   // A file the user named is theirs to fix: its errors fail the run. Files
   // found by walking a directory only warn when something else loads.
-  auto named_explicitly = [&](const std::string& path) {
+  auto named_explicitly = [&](const DumpModuleFiles& files) {
+    const std::string& hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+    if (hlo_path.empty()) return false;
     for (const std::string& p : paths) {
-      if (p == path) return true;
+      if (p == hlo_path) return true;
     }
     return false;
   };
-  // Reading and parsing dominate: they run for all modules on all cores
-  // first, each into its own slot; the merge below stays sequential, so the
+  // Reading, parsing and the caller's on_loaded run for all modules on all
+  // cores, each into its own slot; the merge below stays sequential, so the
   // output order is the discovery order.
-  struct Prepared {
-    std::vector<std::string> read;
-    absl::StatusOr<XlaBufferAssignment> assignment;
-    bool was_buffer_assignment = false;
-    absl::StatusOr<ParsedHlo> parsed;
-  };
-  std::vector<Prepared> prepared(discovered->modules.size());
+  const size_t dump_count = discovered->modules.size();
+  std::vector<DumpLoad> loads(dump_count);
   // One large module alone gets every thread for its parse.
   LoadOptions per_module = options;
   const size_t threads =
       options.threads > 0 ? static_cast<size_t>(options.threads) : ThreadCount();
   per_module.parse.threads =
-      static_cast<int>(std::max<size_t>(1, threads / std::max<size_t>(1, prepared.size())));
-  ParallelFor(prepared.size(), [&](size_t k) {
+      static_cast<int>(std::max<size_t>(1, threads / std::max<size_t>(1, dump_count)));
+  ParallelFor(dump_count, [&](size_t k) {
     const DumpModuleFiles& files = discovered->modules[k];
-    Prepared& p = prepared[k];
-    if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
-      p.assignment = ReadXlaAssignment(files, &p.read);
+    loads[k] = LoadDumpModule(files, named_explicitly(files), per_module);
+    for (LoadedModule& loaded : loads[k].modules) {
+      loaded.dump_index = k;
+      if (options.on_loaded) options.on_loaded(loaded, dump_count);
     }
-    const std::string& hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
-    if (!hlo_path.empty()) p.parsed = ParseHloFile(hlo_path, per_module, &p.was_buffer_assignment);
   }, threads);
 
   absl::Status first_error;
-  for (size_t k = 0; k < prepared.size(); ++k) {
-    DumpModuleFiles& files = discovered->modules[k];
-    std::vector<std::string> read = std::move(prepared[k].read);
-    std::optional<XlaBufferAssignment> xla;
-    std::vector<std::string> module_warnings;
-    if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
-      absl::StatusOr<XlaBufferAssignment>& assignment = prepared[k].assignment;
-      if (assignment.ok()) {
-        xla = std::move(*assignment);
-      } else {
-        module_warnings.push_back(absl::StrCat(assignment.status().message(),
-                                               "\n(XLA's buffer assignment is ignored)"));
-      }
+  for (DumpLoad& load : loads) {
+    if (!load.error.ok()) {
+      if (load.fatal) return load.error;
+      if (first_error.ok()) first_error = load.error;
+      result.warnings.push_back(std::move(load.warning));
     }
-    const std::string hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
-    if (hlo_path.empty()) {
-      if (!xla) continue;
-      LoadedModule loaded;
-      loaded.files = files;
-      loaded.files_read = std::move(read);
-      loaded.xla = std::move(xla);
-      loaded.warnings = std::move(module_warnings);
-      result.modules.push_back(std::move(loaded));
-      continue;
-    }
-    read.insert(read.begin(), hlo_path);
-    absl::StatusOr<ParsedHlo>& parsed = prepared[k].parsed;
-    if (prepared[k].was_buffer_assignment) {
-      // A standalone -buffer-assignment.txt: XLA's numbers without the HLO.
-      files.buffer_assignment = hlo_path;
-      files.hlo_text.clear();
-      std::vector<std::string> ba_read;
-      absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &ba_read);
-      if (!assignment.ok()) {
-        if (first_error.ok()) first_error = assignment.status();
-        if (named_explicitly(hlo_path)) return assignment.status();
-        result.warnings.push_back(std::string(assignment.status().message()));
-        continue;
-      }
-      LoadedModule loaded;
-      loaded.files = files;
-      loaded.files_read = std::move(ba_read);
-      loaded.xla = std::move(*assignment);
-      result.modules.push_back(std::move(loaded));
-      continue;
-    }
-    if (!parsed.ok()) {
-      if (named_explicitly(hlo_path)) return parsed.status();
-      if (first_error.ok()) first_error = parsed.status();
-      result.warnings.push_back(
-          absl::StrCat(parsed.status().message(), "\n", hlo_path, ": warning: module skipped"));
-      continue;
-    }
-    if (!xla && parsed->xla) xla = std::move(parsed->xla);
-    const bool several = parsed->modules.size() > 1;
-    for (hlo::Module& module : parsed->modules) {
-      LoadedModule loaded;
-      loaded.files = files;
-      if (several || loaded.files.module_name.empty()) {
-        loaded.files.module_name = std::string(module.name);
-      }
-      loaded.files_read = read;
-      loaded.module = std::move(module);
-      // XLA's assignment belongs to a single module per file.
-      if (!several) loaded.xla = std::move(xla);
-      loaded.warnings = module_warnings;
-      result.modules.push_back(std::move(loaded));
-    }
+    for (LoadedModule& loaded : load.modules) result.modules.push_back(std::move(loaded));
   }
   if (result.modules.empty()) {
     if (!first_error.ok()) return first_error;

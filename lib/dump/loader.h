@@ -5,8 +5,10 @@
 #ifndef HLOMEM_LIB_DUMP_LOADER_H_
 #define HLOMEM_LIB_DUMP_LOADER_H_
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,6 +19,23 @@
 #include "lib/hlo/verifier.h"
 
 namespace hlomem::dump {
+
+struct LoadedModule {
+  DumpModuleFiles files;
+  // The files actually read for this module, in the order read.
+  std::vector<std::string> files_read;
+  // Absent when the dump had only XLA's report files for this module.
+  std::optional<hlo::Module> module;
+  std::optional<XlaBufferAssignment> xla;
+  std::vector<std::string> warnings;
+  // Where it came from: its index among the dump modules discovered (the
+  // files of one module: HLO, buffer assignment, ...), and its index among
+  // the modules of that HLO file (a file may hold several).
+  size_t dump_index = 0;
+  size_t module_index = 0;
+  // Unique among the modules of one load, and the same in on_loaded.
+  std::pair<size_t, size_t> key() const { return {dump_index, module_index}; }
+};
 
 struct LoadOptions {
   Stage stage = Stage::kAfterOptimizations;
@@ -29,16 +48,13 @@ struct LoadOptions {
   // parallel; the threads left over per module parse large ones in parts
   // (parse.threads is set from this).
   int threads = 0;
-};
-
-struct LoadedModule {
-  DumpModuleFiles files;
-  // The files actually read for this module, in the order read.
-  std::vector<std::string> files_read;
-  // Absent when the dump had only XLA's report files for this module.
-  std::optional<hlo::Module> module;
-  std::optional<XlaBufferAssignment> xla;
-  std::vector<std::string> warnings;
+  // Called on a loading thread for each module as soon as it is read,
+  // parsed and verified, before that thread reads anything else. It may
+  // consume the module (reset `module`), so that a directory's models need
+  // not all stand in memory at once; the LoadedModule itself still goes
+  // into LoadResult in order. A load that fails may have handed some
+  // modules to it first. `dump_count` is the number of dump modules found.
+  std::function<void(LoadedModule& loaded, size_t dump_count)> on_loaded;
 };
 
 struct LoadResult {

@@ -13,7 +13,6 @@
 #include "absl/strings/str_format.h"
 #include "lib/base/bytes.h"
 #include "lib/base/metrics.h"
-#include "lib/base/parallel.h"
 
 namespace hlomem::report {
 namespace {
@@ -227,10 +226,75 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
                          HumanBytes(fit.usable), fit.fraction * 100, HumanBytes(fit.capacity));
 }
 
+// Analyses one loaded module into its report; no report (nullopt) for a
+// module that --module filters out.
+absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in,
+                                                          const std::optional<std::regex>& filter,
+                                                          const ReportOptions& options) {
+  ModuleReport out;
+  out.name = in.files.module_name;
+  if (in.module && !in.module->name.empty()) out.name = std::string(in.module->name);
+  if (filter && !std::regex_search(out.name, *filter)) return std::nullopt;
+  out.files = in.files_read;
+  out.backend = BackendFamily(in.files.backend);
+  out.stage = std::string(dump::StageName(in.files.stage));
+  out.warnings = std::move(in.warnings);
+  if (in.xla) out.xla = FromXla(*in.xla);
+  if (in.module) {
+    const hlo::Module& module = *in.module;
+    out.scheduled = module.is_scheduled;
+    // Tiled layouts are TPU's: their buffers occupy the padded size.
+    bool tiled = false;
+    for (hlo::ShapeId id = 0; id < module.shapes.size() && !tiled; ++id) {
+      const hlo::Shape& shape = module.shapes.get(id);
+      tiled = shape.layout && !shape.layout->tiles.empty();
+    }
+    if (tiled && out.backend.empty()) out.backend = "tpu";
+    analysis::AssignmentOptions assign;
+    assign.padded_sizes = tiled;
+    assign.alignment = options.alignment > 0 ? options.alignment
+                       : out.backend == "gpu"  ? 256
+                                               : 64;
+    std::optional<ScopedPhase> phase(std::in_place, "analyze");
+    absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
+        analysis::BufferAssignment::Run(module, assign);
+    if (!assignment.ok()) return assignment.status();
+    out.profile = analysis::ComputeMemoryProfile(**assignment);
+    out.computed = FromAssignment(**assignment, out.profile);
+    out.schedule_length = (*assignment)->schedule().end_time();
+    // The rows and the detectors only read the model and the analysis, so
+    // the rows are built on another core while the detectors run (the
+    // detect phase includes the wait for them).
+    std::vector<BufferRow> rows;
+    std::thread row_builder([&] {
+      rows.reserve(out.profile.buffers.size());
+      for (const analysis::BufferRecord& r : out.profile.buffers) {
+        rows.push_back(MakeBufferRow(module, r));
+      }
+    });
+    if (!out.scheduled) {
+      out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
+    } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
+      out.estimate_reason = "before-optimizations HLO: XLA's passes will change it";
+    } else if (!out.backend.empty() && out.backend != "cpu") {
+      out.estimate_reason = absl::StrCat(
+          "the ", out.backend, " backend's buffer assignment is reproduced approximately");
+    }
+    out.exact = out.estimate_reason.empty();
+    if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
+    phase.emplace("detect");
+    out.findings = detect::RunDetectors(
+        detect::DetectorInput{module, **assignment, out.profile}, options.detect);
+    row_builder.join();
+    out.rows = std::move(rows);
+    out.profile.buffers = {};
+    phase.reset();
+  }
+  return out;
+}
+
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options) {
-  absl::StatusOr<dump::LoadResult> loaded = dump::LoadDumps(paths, options.load);
-  if (!loaded.ok()) return loaded.status();
   std::optional<std::regex> filter;
   if (!options.module_regex.empty()) {
     try {
@@ -240,91 +304,34 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
           absl::StrCat("error: invalid --module regular expression '", options.module_regex, "'"));
     }
   }
+  // Each module is analysed on the thread that loaded it, as soon as it is
+  // loaded, and its model freed: a directory's models never all stand in
+  // memory, and the next module's parse reuses the memory.
+  std::mutex mutex;
+  std::map<std::pair<size_t, size_t>, absl::StatusOr<std::optional<ModuleReport>>> analyzed;
+  size_t started = 0;
+  dump::LoadOptions load = options.load;
+  load.on_loaded = [&](dump::LoadedModule& in, size_t dump_count) {
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(mutex);
+      options.progress(started, std::max(dump_count, started + 1), in.files.module_name);
+      ++started;
+    }
+    absl::StatusOr<std::optional<ModuleReport>> out = AnalyzeLoaded(in, filter, options);
+    in.module.reset();
+    std::lock_guard<std::mutex> lock(mutex);
+    analyzed.emplace(in.key(), std::move(out));
+  };
+  absl::StatusOr<dump::LoadResult> loaded = dump::LoadDumps(paths, load);
+  if (!loaded.ok()) return loaded.status();
   Report report;
   report.warnings = std::move(loaded->warnings);
-  const size_t module_count = loaded->modules.size();
-  // Modules are analyzed on all cores, each into its own slot; the report
-  // keeps the input's order.
-  std::vector<std::optional<ModuleReport>> analyzed(module_count);
-  std::vector<absl::Status> errors(module_count);
-  std::mutex progress_mutex;
-  ParallelFor(module_count, [&](size_t k) {
-    dump::LoadedModule& in = loaded->modules[k];
-    if (options.progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      options.progress(k, module_count, in.files.module_name);
-    }
-    ModuleReport out;
-    out.name = in.files.module_name;
-    if (in.module && !in.module->name.empty()) out.name = std::string(in.module->name);
-    if (filter && !std::regex_search(out.name, *filter)) return;
-    out.files = in.files_read;
-    out.backend = BackendFamily(in.files.backend);
-    out.stage = std::string(dump::StageName(in.files.stage));
-    out.warnings = std::move(in.warnings);
-    if (in.xla) out.xla = FromXla(*in.xla);
-    if (in.module) {
-      const hlo::Module& module = *in.module;
-      out.scheduled = module.is_scheduled;
-      // Tiled layouts are TPU's: their buffers occupy the padded size.
-      bool tiled = false;
-      for (hlo::ShapeId id = 0; id < module.shapes.size() && !tiled; ++id) {
-        const hlo::Shape& shape = module.shapes.get(id);
-        tiled = shape.layout && !shape.layout->tiles.empty();
-      }
-      if (tiled && out.backend.empty()) out.backend = "tpu";
-      analysis::AssignmentOptions assign;
-      assign.padded_sizes = tiled;
-      assign.alignment = options.alignment > 0 ? options.alignment
-                         : out.backend == "gpu"  ? 256
-                                                 : 64;
-      std::optional<ScopedPhase> phase(std::in_place, "analyze");
-      absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
-          analysis::BufferAssignment::Run(module, assign);
-      if (!assignment.ok()) {
-        errors[k] = assignment.status();
-        return;
-      }
-      out.profile = analysis::ComputeMemoryProfile(**assignment);
-      out.computed = FromAssignment(**assignment, out.profile);
-      out.schedule_length = (*assignment)->schedule().end_time();
-      // The rows and the detectors only read the model and the analysis, so
-      // the rows are built on another core while the detectors run (the
-      // detect phase includes the wait for them).
-      std::vector<BufferRow> rows;
-      std::thread row_builder([&] {
-        rows.reserve(out.profile.buffers.size());
-        for (const analysis::BufferRecord& r : out.profile.buffers) {
-          rows.push_back(MakeBufferRow(module, r));
-        }
-      });
-      if (!out.scheduled) {
-        out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
-      } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
-        out.estimate_reason = "before-optimizations HLO: XLA's passes will change it";
-      } else if (!out.backend.empty() && out.backend != "cpu") {
-        out.estimate_reason = absl::StrCat(
-            "the ", out.backend, " backend's buffer assignment is reproduced approximately");
-      }
-      out.exact = out.estimate_reason.empty();
-      if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
-      phase.emplace("detect");
-      out.findings = detect::RunDetectors(
-          detect::DetectorInput{module, **assignment, out.profile}, options.detect);
-      row_builder.join();
-      out.rows = std::move(rows);
-      out.profile.buffers = {};
-      phase.reset();
-      assignment->reset();  // frees the analysis before the model it points into
-      in.module.reset();
-    }
-    analyzed[k] = std::move(out);
-  });
-  for (size_t k = 0; k < module_count; ++k) {
-    if (!errors[k].ok()) return errors[k];
-    if (analyzed[k]) report.modules.push_back(std::move(*analyzed[k]));
+  for (const dump::LoadedModule& in : loaded->modules) {
+    auto& out = analyzed.at(in.key());
+    if (!out.ok()) return out.status();
+    if (*out) report.modules.push_back(std::move(**out));
   }
-  if (options.progress) options.progress(module_count, module_count, "");
+  if (options.progress) options.progress(started, started, "");
   if (report.modules.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("error: no module matches --module '", options.module_regex, "'"));
