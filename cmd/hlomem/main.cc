@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/buffer_assignment.h"
+#include "lib/base/allocator.h"
 #include "lib/base/atomic_file.h"
 #include "lib/base/bytes.h"
 #include "lib/base/file_contents.h"
@@ -466,6 +467,7 @@ int RunAssignment(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hlomem::RetainFreedMemoryForReuse();
   CLI::App app{"hlomem: where the memory of a compiled XLA program goes"};
   app.set_version_flag("--version", absl::StrCat("hlomem ", HLOMEM_VERSION, " (JSON schema version ",
                                                  HLOMEM_SCHEMA_VERSION, ")"));

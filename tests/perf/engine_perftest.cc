@@ -110,5 +110,3 @@ BENCHMARK(BM_HeapSimulator)->RangeMultiplier(4)->Range(1 << 12, 1 << 18)
 
 }  // namespace
 }  // namespace hlomem::perf
-
-BENCHMARK_MAIN();

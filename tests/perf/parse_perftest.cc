@@ -55,5 +55,3 @@ BENCHMARK(BM_ParseAndVerify)->Apply(AllInputs);
 
 }  // namespace
 }  // namespace hlomem::perf
-
-BENCHMARK_MAIN();
