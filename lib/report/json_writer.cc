@@ -314,12 +314,18 @@ ModuleReport ReadModule(const Json& j) {
 
 std::string WriteJson(const Report& report, const WriteOptions& options) {
   std::string text;
-  // About 450 bytes per buffer row and 20 per timeline step at indent 2;
-  // reserved up front so the text is not copied as it grows. Pages never
-  // written are never touched.
+  // Reserved up front so the text is not copied as it grows (a copy while
+  // doubling held three times the report's size). A buffer row at indent 2
+  // takes at most about 450 bytes besides its strings, a timeline step 24.
+  // The estimate errs high; pages never written are never touched.
   size_t estimate = 4096;
   for (const ModuleReport& m : report.modules) {
-    estimate += 512 * m.rows.size() + 24 * (m.profile.timeline.size() + m.profile.live_at_peak.size());
+    for (const BufferRow& r : m.rows) {
+      estimate += 448 + 24 * r.shape_index.size() + r.instruction.size() + r.opcode.size() +
+                  r.shape.size() + r.kind.size() + r.op_name.size() + r.op_type.size() +
+                  r.source_file.size();
+    }
+    estimate += 24 * (m.profile.timeline.size() + m.profile.live_at_peak.size());
   }
   text.reserve(estimate);
   JsonStream out(&text, options.json_indent);
