@@ -5,7 +5,11 @@ parser when jaxlib is importable.
 
 Usage:
   .venv-jax-0.12.0.1/bin/python tools/perf/figures.py [--runs 5] \
-      [--hlomem build/cmd/hlomem/hlomem] [--xla-max-mb 150] FILE...
+      [--hlomem build/cmd/hlomem/hlomem] [--xla-max-mb 150] \
+      [--together FILE... --] FILE...
+
+--together adds one row for the files it names, loaded by one hlomem run
+(as a directory of modules is); XLA's parser is not timed on it.
 
 Columns: input size; `cat FILE > /dev/null` seconds; hlomem parse seconds,
 MB/s and the ratio to cat, on all cores (a module of 8 MB or more is parsed
@@ -28,6 +32,7 @@ import perf_common  # noqa: E402
 def main():
     ap = perf_common.argument_parser(__doc__)
     ap.add_argument("--xla-max-mb", type=float, default=150)
+    ap.add_argument("--together", nargs="+", default=[])
     args = ap.parse_args()
     has_xla = perf_common.xla_parser() is not None
     print("%s, %d cores, median of %d runs\n" % (platform.processor() or platform.machine(),
@@ -37,22 +42,28 @@ def main():
           "| XLA / hlomem 1-thread parse |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in args.files:
-        size = os.path.getsize(path)
-        cat, _ = perf_common.measure(["cat", path], args.runs)
-        parse, _ = perf_common.measure([args.hlomem, "parse", path], args.runs)
-        parse1, _ = perf_common.measure([args.hlomem, "parse", "--threads", "1", path], args.runs)
-        report, rss = perf_common.measure(
-            [args.hlomem, "report", "--format", "json", "-o", "/dev/null", path], args.runs)
-        xla_cells = ["n/a", "n/a"]
-        if has_xla and perf_common.mb(size) <= args.xla_max_mb:
-            xla = perf_common.measure_xla(path, args.runs)
-            xla_cells = ["%.2f" % xla, "%.1fx" % (xla / parse1)]
-        print("| %s | %.0f | %.3f | %.3f | %.0f | %.1fx | %.3f | %.0f | %.2f | %.0f MB | %.2fx "
-              "| %s |" % (
-                  os.path.basename(path), perf_common.mb(size), cat, parse,
-                  perf_common.mb(size) / parse, parse / cat, parse1, perf_common.mb(size) / parse1,
-                  report, perf_common.mb(rss), rss / size, " | ".join(xla_cells)))
-        sys.stdout.flush()
+        print_row(os.path.basename(path), [path], args, has_xla)
+    if args.together:
+        print_row("%d files in one run" % len(args.together), args.together, args, False)
+
+
+def print_row(label, paths, args, has_xla):
+    size = sum(os.path.getsize(p) for p in paths)
+    cat, _ = perf_common.measure(["cat"] + paths, args.runs)
+    parse, _ = perf_common.measure([args.hlomem, "parse"] + paths, args.runs)
+    parse1, _ = perf_common.measure([args.hlomem, "parse", "--threads", "1"] + paths, args.runs)
+    report, rss = perf_common.measure(
+        [args.hlomem, "report", "--format", "json", "-o", "/dev/null"] + paths, args.runs)
+    xla_cells = ["n/a", "n/a"]
+    if has_xla and perf_common.mb(size) <= args.xla_max_mb:
+        xla = sum(perf_common.measure_xla(p, args.runs) for p in paths)
+        xla_cells = ["%.2f" % xla, "%.1fx" % (xla / parse1)]
+    print("| %s | %.0f | %.3f | %.3f | %.0f | %.1fx | %.3f | %.0f | %.2f | %.0f MB | %.2fx "
+          "| %s |" % (
+              label, perf_common.mb(size), cat, parse,
+              perf_common.mb(size) / parse, parse / cat, parse1, perf_common.mb(size) / parse1,
+              report, perf_common.mb(rss), rss / size, " | ".join(xla_cells)))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
