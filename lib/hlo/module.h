@@ -150,8 +150,8 @@ struct Instruction {
   // 88 bytes, fields largest first so there is no padding: a 1 GB module
   // holds millions of these.
   absl::string_view name;
-  int64_t parameter_number = -1;  // parameter(N)
-  int64_t tuple_index = -1;       // get-tuple-element index=N
+  int32_t parameter_number = -1;  // parameter(N)
+  int32_t tuple_index = -1;       // get-tuple-element index=N
   // Where the instruction starts in the input: a byte offset for text, the
   // instruction's position for protos. Used to locate diagnostics.
   uint64_t source_offset = 0;
@@ -178,7 +178,7 @@ struct Instruction {
   static constexpr uint16_t kNotElided = 0xffff;
   uint16_t elided_metadata_at = kNotElided;
 };
-static_assert(sizeof(Instruction) <= 88, "Instruction grew: rare fields belong in InstructionExtras");
+static_assert(sizeof(Instruction) <= 80, "Instruction grew: rare fields belong in InstructionExtras");
 
 struct Computation {
   absl::string_view name;

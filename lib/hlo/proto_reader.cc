@@ -342,12 +342,21 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
   out->operand_count = static_cast<uint32_t>(module_.operand_pool.size()) - out->operands_begin;
 
   // Per-opcode typed fields and their attribute text.
+  // The model keeps parameter numbers and tuple indices in 32 bits.
+  auto to_int32 = [&](int64_t value, absl::string_view what, int32_t* field) -> absl::Status {
+    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
+      return InstructionError(c, i, absl::StrCat(what, " ", value, " is too large"));
+    }
+    *field = static_cast<int32_t>(value);
+    return absl::OkStatus();
+  };
   switch (out->opcode) {
     case Opcode::kParameter:
-      out->parameter_number = i.parameter_number();
+      HLOMEM_RETURN_IF_ERROR(
+          to_int32(i.parameter_number(), "parameter number", &out->parameter_number));
       break;
     case Opcode::kGetTupleElement:
-      out->tuple_index = i.tuple_index();
+      HLOMEM_RETURN_IF_ERROR(to_int32(i.tuple_index(), "tuple index", &out->tuple_index));
       attributes_.emplace_back("index", absl::StrCat(i.tuple_index()));
       break;
     case Opcode::kFusion: {

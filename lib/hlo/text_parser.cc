@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -331,6 +332,20 @@ class TextParser {
     }
     *out = negative ? static_cast<int64_t>(0 - value) : static_cast<int64_t>(value);
     p_ = q;
+    return true;
+  }
+
+  // An integer that the model keeps in 32 bits (parameter numbers, tuple
+  // indices): real modules stay far below 2^31.
+  bool LexInt32(int32_t* out, absl::string_view what) {
+    SkipSpace();
+    const char* digits = p_;
+    int64_t value = 0;
+    if (!LexInt(&value, what)) return false;
+    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
+      return Error(digits, "integer is too large");
+    }
+    *out = static_cast<int32_t>(value);
     return true;
   }
 
@@ -1314,9 +1329,9 @@ class TextParser {
     // `instr`: copying `instr` right after storing them would stall on
     // store forwarding.
     const auto operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
-    int64_t parameter_number = -1;
+    int32_t parameter_number = -1;
     if (instr.opcode == Opcode::kParameter) {
-      if (!LexInt(&parameter_number, "a parameter number")) return false;
+      if (!LexInt32(&parameter_number, "a parameter number")) return false;
       if (parameter_number < 0) {
         return Error(start, "parameter number must not be negative");
       }
@@ -1522,7 +1537,7 @@ class TextParser {
         gte.opcode = Opcode::kGetTupleElement;
         gte.shape = shape.tuple_elements[static_cast<size_t>(k)];
         gte.parent = comp;
-        gte.tuple_index = k;
+        gte.tuple_index = static_cast<int32_t>(k);
         gte.is_implicit = true;
         gte.source_offset = static_cast<uint64_t>(c.where - begin_);
         gte.operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
@@ -1635,7 +1650,7 @@ class TextParser {
       case 'i':
         if (key == "index") {
           return ParseSubvalue(value_start, value,
-                               [&] { return LexInt(&instr->tuple_index, "a tuple index"); });
+                               [&] { return LexInt32(&instr->tuple_index, "a tuple index"); });
         }
         break;
       case 'k':

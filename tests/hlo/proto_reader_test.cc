@@ -409,6 +409,21 @@ TEST(ProtoReaderTest, OtherStructuralErrors) {
               "element type 99");
   }
   {
+    // Parameter numbers and tuple indices are kept in 32 bits.
+    xla::HloModuleProto m = LoopModule();
+    m.mutable_computations(3)->mutable_instructions(0)->set_parameter_number(int64_t{1} << 31);
+    EXPECT_EQ(message(m),
+              "bad.pb: error: computation 'main': instruction 'x': parameter number "
+              "2147483648 is too large");
+  }
+  {
+    xla::HloModuleProto m = LoopModule();
+    m.mutable_computations(3)->mutable_instructions(5)->set_tuple_index(-(int64_t{1} << 40));
+    EXPECT_EQ(message(m),
+              "bad.pb: error: computation 'main': instruction 'result': tuple index "
+              "-1099511627776 is too large");
+  }
+  {
     xla::HloModuleProto m = LoopModule();
     (*m.mutable_schedule()->mutable_sequences())[4].add_instruction_ids(31);
     EXPECT_EQ(message(m),

@@ -130,6 +130,12 @@ std::vector<HostileText> HostileTexts() {
       {"dimension_too_large_for_int64",
        EntryModule("  ROOT %p = f32[99999999999999999999]{0} parameter(0)\n"),
        "integer is too large"},
+      {"parameter_number_beyond_32_bits",
+       EntryModule("  ROOT %p = f32[4]{0} parameter(2147483648)\n"), "integer is too large"},
+      {"tuple_index_beyond_32_bits",
+       EntryModule(param + "  %t = (f32[4]{0}) tuple(%p)\n" +
+                   "  ROOT %g = f32[4]{0} get-tuple-element(%t), index=-4294967296\n"),
+       "integer is too large"},
       {"negative_dimension", EntryModule("  ROOT %p = f32[-4]{0} parameter(0)\n"),
        "negative dimension size -4"},
       {"layout_not_a_permutation", EntryModule("  ROOT %p = f32[2,3]{0,0} parameter(0)\n"),
