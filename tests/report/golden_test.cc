@@ -50,6 +50,31 @@ TEST_P(GoldenTest, EveryFormatIsStableAcrossRuns) {
 INSTANTIATE_TEST_SUITE_P(Cases, GoldenTest, ::testing::Values(kSeedGrads, kTrainStep),
                          [](const auto& info) { return std::string(info.param); });
 
+// Several dumps in one run: each module is analysed as it loads, on
+// whichever thread loaded it, and the report lists them in input order with
+// exactly what a run of each alone reports.
+TEST(GoldenSeveralDumpsTest, EachModuleAsWhenAloneInInputOrder) {
+  const std::vector<std::string> cases = {kSeedGrads, kTrainStep, "argmax", kSeedNoGrads,
+                                          "cumsum"};
+  std::vector<std::string> paths;
+  for (const std::string& c : cases) paths.push_back("testdata/jax/" + c);
+  BuildCase(cases[0]);  // chdir to the repository root
+  for (const int threads : {1, 2, 4}) {
+    SCOPED_TRACE(threads);
+    ReportOptions options;
+    options.load.threads = threads;
+    absl::StatusOr<Report> together = BuildReport(paths, options);
+    ASSERT_TRUE(together.ok()) << together.status();
+    ASSERT_EQ(together->modules.size(), cases.size());
+    for (size_t k = 0; k < cases.size(); ++k) {
+      Report alone = BuildCase(cases[k]);
+      Report one_of_many;
+      one_of_many.modules.push_back(together->modules[k]);
+      EXPECT_EQ(WriteJson(one_of_many, Options()), WriteJson(alone, Options())) << cases[k];
+    }
+  }
+}
+
 TEST(GoldenDiffTest, SeedPairShowsTheIndexCopyFirst) {
   const Report nograds = BuildCase(kSeedNoGrads);
   const Report grads = BuildCase(kSeedGrads);
