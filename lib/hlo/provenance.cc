@@ -41,6 +41,9 @@ Provenance ProvenanceOf(const Module& module, InstrId instruction) {
   // A breadth-first search, bounded: metadata is usually one step away.
   constexpr size_t kMaxVisited = 64;
   Provenance out;
+  // Without any metadata (compiled SPMD modules are often printed so) no
+  // neighbour has a line or an op_name either: skip the search.
+  if (module.metadata.size() <= 1) return out;
   // The instruction's own op_name wins (a parameter's "idx"); else the one
   // of the instruction whose line is reported; else the first seen.
   const std::string own = OpName(module, instruction);
