@@ -5,6 +5,10 @@
 #include <thread>
 #include <tuple>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "lib/base/bytes.h"
 #include "lib/base/csr.h"
 
@@ -50,6 +54,9 @@ class PlacedChunks {
       starts_.push_back(intervals[by_start[k]].start);
     }
     end_.assign(by_start.size(), kEmpty);
+    for (uint32_t id : by_start) narrow_ = narrow_ && intervals[id].end < kEmpty32Limit;
+    // Whole blocks, so a block's ends load as one run.
+    if (narrow_) end32_.assign(blocks * kBlock, kEmpty32);
     chunk_.assign(by_start.size(), Chunk{0, 0});
     stamp_.assign(by_start.size(), 0);
   }
@@ -60,6 +67,7 @@ class PlacedChunks {
     // What queries report, worked out once here rather than per report.
     chunk_[leaf] = {offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
     end_[leaf] = end;
+    if (narrow_) end32_[leaf] = static_cast<int32_t>(end);
     // Ends are only ever added, so a subtree's latest end only grows.
     for (size_t node = tree_leaves_ + leaf / kBlock; node >= 1 && max_end_[node] < end; node /= 2) {
       max_end_[node] = end;
@@ -88,8 +96,10 @@ class PlacedChunks {
       const Pending p = stack[--depth];
       if (p.width == 1) {
         const size_t first = p.lo * kBlock, last = std::min(first + kBlock, limit);
-        for (size_t leaf = first; leaf < last; ++leaf) {
-          if (end_[leaf] < start) continue;
+        // The block's live leaves as a bit mask, then only those visited: a
+        // branch per leaf was mispredicted on most live ones.
+        for (uint32_t live = LiveMask(first, last - first, start); live != 0; live &= live - 1) {
+          const size_t leaf = first + static_cast<size_t>(__builtin_ctz(live));
           if (dedupe) {
             if (stamp_[leaf] == query) continue;
             stamp_[leaf] = query;
@@ -110,15 +120,42 @@ class PlacedChunks {
 
  private:
   static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
+  static constexpr int32_t kEmpty32 = std::numeric_limits<int32_t>::min();
+  static constexpr int64_t kEmpty32Limit = std::numeric_limits<int32_t>::max();
   // Leaves per tree leaf: scanning a few neighbours is cheaper than
-  // descending to each one.
+  // descending to each one. 32, one bit each in a mask.
   static constexpr size_t kBlock = 32;
+
+  // Bit k set when leaf first + k (k < count) is placed and ends at or
+  // after `start`. Ends that fit in 32 bits (fewer than 2^31 heap events,
+  // every real module) are compared four at a time.
+  uint32_t LiveMask(size_t first, size_t count, int64_t start) const {
+    uint32_t mask = 0;
+#ifdef __SSE2__
+    if (narrow_) {
+      const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
+      const int32_t* ends = end32_.data() + first;
+      for (size_t k = 0; k < kBlock; k += 4) {
+        const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
+        const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
+        mask |= static_cast<uint32_t>(bits) << k;
+      }
+      return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
+    }
+#endif
+    for (size_t k = 0; k < count; ++k) {
+      mask |= static_cast<uint32_t>(end_[first + k] >= start) << k;
+    }
+    return mask;
+  }
 
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
   std::vector<int64_t> starts_;     // leaf -> start time
   std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
   std::vector<int64_t> end_;        // leaf -> end once placed, else kEmpty
+  std::vector<int32_t> end32_;      // end_ in 32 bits when narrow_, else unused
+  bool narrow_ = true;              // every end fits in end32_
   std::vector<Chunk> chunk_;        // leaf -> its chunk once placed
   std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
   std::vector<int64_t> max_end_;    // tree node -> latest end placed below
