@@ -122,6 +122,12 @@ absl::StatusOr<XlaBufferAssignment> ReadXlaAssignment(const DumpModuleFiles& fil
   return assignment;
 }
 
+// The HLO file of a dump module: its text when it has one, else its proto
+// ("" when the dump has only XLA's report files for it).
+const std::string& HloPathOf(const DumpModuleFiles& files) {
+  return !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+}
+
 // What loading one discovered dump module gave: its modules, or an error
 // that is fatal (a file the user named) or becomes a warning.
 struct DumpLoad {
@@ -147,7 +153,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
                                       "\n(XLA's buffer assignment is ignored)"));
     }
   }
-  const std::string hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+  const std::string hlo_path = HloPathOf(files);
   if (hlo_path.empty()) {
     if (!xla) return out;
     LoadedModule& loaded = out.modules.emplace_back();
@@ -216,7 +222,7 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
   // A file the user named is theirs to fix: its errors fail the run. Files
   // found by walking a directory only warn when something else loads.
   auto named_explicitly = [&](const DumpModuleFiles& files) {
-    const std::string& hlo_path = !files.hlo_text.empty() ? files.hlo_text : files.hlo_proto;
+    const std::string& hlo_path = HloPathOf(files);
     if (hlo_path.empty()) return false;
     for (const std::string& p : paths) {
       if (p == hlo_path) return true;
