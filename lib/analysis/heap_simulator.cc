@@ -53,10 +53,13 @@ class PlacedChunks {
       leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
       starts_.push_back(intervals[by_start[k]].start);
     }
-    end_.assign(by_start.size(), kEmpty);
     for (uint32_t id : by_start) narrow_ = narrow_ && intervals[id].end < kEmpty32Limit;
     // Whole blocks, so a block's ends load as one run.
-    if (narrow_) end32_.assign(blocks * kBlock, kEmpty32);
+    if (narrow_) {
+      end32_.assign(blocks * kBlock, kEmpty32);
+    } else {
+      end64_.assign(blocks * kBlock, kEmpty);
+    }
     chunk_.assign(by_start.size(), Chunk{0, 0});
     stamp_.assign(by_start.size(), 0);
   }
@@ -66,8 +69,11 @@ class PlacedChunks {
     const int64_t end = intervals_[id].end;
     // What queries report, worked out once here rather than per report.
     chunk_[leaf] = {offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
-    end_[leaf] = end;
-    if (narrow_) end32_[leaf] = static_cast<int32_t>(end);
+    if (narrow_) {
+      end32_[leaf] = static_cast<int32_t>(end);
+    } else {
+      end64_[leaf] = end;
+    }
     // Ends are only ever added, so a subtree's latest end only grows.
     for (size_t node = tree_leaves_ + leaf / kBlock; node >= 1 && max_end_[node] < end; node /= 2) {
       max_end_[node] = end;
@@ -130,22 +136,26 @@ class PlacedChunks {
   // after `start`. Ends that fit in 32 bits (fewer than 2^31 heap events,
   // every real module) are compared four at a time.
   uint32_t LiveMask(size_t first, size_t count, int64_t start) const {
-    uint32_t mask = 0;
+    if (!narrow_) return EndsFrom(end64_.data() + first, count, start);
 #ifdef __SSE2__
-    if (narrow_) {
-      const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
-      const int32_t* ends = end32_.data() + first;
-      for (size_t k = 0; k < kBlock; k += 4) {
-        const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
-        const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
-        mask |= static_cast<uint32_t>(bits) << k;
-      }
-      return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
+    uint32_t mask = 0;
+    const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
+    const int32_t* ends = end32_.data() + first;
+    for (size_t k = 0; k < kBlock; k += 4) {
+      const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
+      const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
+      mask |= static_cast<uint32_t>(bits) << k;
     }
+    return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
+#else
+    return EndsFrom(end32_.data() + first, count, start);
 #endif
-    for (size_t k = 0; k < count; ++k) {
-      mask |= static_cast<uint32_t>(end_[first + k] >= start) << k;
-    }
+  }
+  // LiveMask one end at a time, without a branch per leaf.
+  template <typename End>
+  static uint32_t EndsFrom(const End* ends, size_t count, int64_t start) {
+    uint32_t mask = 0;
+    for (size_t k = 0; k < count; ++k) mask |= static_cast<uint32_t>(ends[k] >= start) << k;
     return mask;
   }
 
@@ -153,9 +163,11 @@ class PlacedChunks {
   const int64_t alignment_;
   std::vector<int64_t> starts_;     // leaf -> start time
   std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
-  std::vector<int64_t> end_;        // leaf -> end once placed, else kEmpty
-  std::vector<int32_t> end32_;      // end_ in 32 bits when narrow_, else unused
-  bool narrow_ = true;              // every end fits in end32_
+  // Leaf -> end once placed, else kEmpty(32): in 32 bits when every end
+  // fits (narrow_), else in 64; the other vector stays empty.
+  bool narrow_ = true;
+  std::vector<int32_t> end32_;
+  std::vector<int64_t> end64_;
   std::vector<Chunk> chunk_;        // leaf -> its chunk once placed
   std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
   std::vector<int64_t> max_end_;    // tree node -> latest end placed below

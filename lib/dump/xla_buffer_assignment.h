@@ -26,7 +26,6 @@
 
 namespace hlomem::dump {
 
-
 // One ` value: <ID NAME{INDEX} (phi) @COLOR> (size=S,offset=O): SHAPE` line.
 struct XlaValue {
   int64_t id = -1;

@@ -147,8 +147,8 @@ struct InstructionExtras {
 };
 
 struct Instruction {
-  // 88 bytes, fields largest first so there is no padding: a 1 GB module
-  // holds millions of these.
+  // 80 bytes, laid out without padding: a 1 GB module holds millions of
+  // these.
   absl::string_view name;
   int32_t parameter_number = -1;  // parameter(N)
   int32_t tuple_index = -1;       // get-tuple-element index=N

@@ -130,7 +130,6 @@ class ViewMap {
     if (++generation_ == 0) Reset(slots_.size());
   }
 
-
  private:
   static constexpr size_t kMinCapacity = 64;
   static constexpr size_t kShrinkAbove = 4096;  // slots: 96 KiB

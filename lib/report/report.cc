@@ -57,10 +57,6 @@ std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Indexed by Metric: how the text reports and the JSON name each one.
 struct MetricSpelling {
   absl::string_view name;
@@ -226,6 +222,8 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
                          HumanBytes(fit.usable), fit.fraction * 100, HumanBytes(fit.capacity));
 }
 
+namespace {
+
 // Analyses one loaded module into its report; no report (nullopt) for a
 // module that --module filters out.
 absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in,
@@ -292,6 +290,8 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
   }
   return out;
 }
+
+}  // namespace
 
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options) {

@@ -14,6 +14,7 @@ namespace hlomem::report {
 namespace {
 
 using ::hlomem::report::testing::BuildCase;
+using ::hlomem::report::testing::ChdirToRepoRoot;
 using ::hlomem::report::testing::ExpectGolden;
 using ::testing::HasSubstr;
 
@@ -58,7 +59,7 @@ TEST(GoldenSeveralDumpsTest, EachModuleAsWhenAloneInInputOrder) {
                                           "cumsum"};
   std::vector<std::string> paths;
   for (const std::string& c : cases) paths.push_back("testdata/jax/" + c);
-  BuildCase(cases[0]);  // chdir to the repository root
+  ChdirToRepoRoot();
   for (const int threads : {1, 2, 4}) {
     SCOPED_TRACE(threads);
     ReportOptions options;
