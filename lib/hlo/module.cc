@@ -1,6 +1,7 @@
 #include "lib/hlo/module.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -90,17 +91,7 @@ absl::string_view CallRoleName(CallRole role) {
   return "";
 }
 
-absl::string_view Module::Own(std::string text) {
-  owned_strings_.push_back(std::move(text));
-  return owned_strings_.back();
-}
-
-void Module::AdoptOwnedText(Module* other) {
-  adopted_strings_.push_back(
-      std::make_unique<std::deque<std::string>>(std::move(other->owned_strings_)));
-  for (auto& strings : other->adopted_strings_) adopted_strings_.push_back(std::move(strings));
-  other->adopted_strings_.clear();
-}
+void Module::AdoptOwnedText(Module* other) { owned_text_.Adopt(std::move(other->owned_text_)); }
 
 void Module::OwnNamesOutsideFusions() {
   size_t bytes = 0;
@@ -110,16 +101,16 @@ void Module::OwnNamesOutsideFusions() {
       bytes += instructions[i].name.size();
     }
   }
-  // One buffer, reserved whole so the views taken while filling it stay valid.
-  std::string& names = owned_strings_.emplace_back();
-  names.reserve(bytes);
+  // One block for all of them.
+  char* next = owned_text_.Allocate(bytes);
   for (const Computation& c : computations) {
     if (c.is_fusion) continue;
     for (InstrId i : instructions_of(static_cast<CompId>(&c - computations.data()))) {
       absl::string_view& instr_name = instructions[i].name;
-      const size_t at = names.size();
-      names.append(instr_name.data(), instr_name.size());
-      instr_name = absl::string_view(names.data() + at, instr_name.size());
+      if (instr_name.empty()) continue;
+      std::memcpy(next, instr_name.data(), instr_name.size());
+      instr_name = absl::string_view(next, instr_name.size());
+      next += instr_name.size();
     }
   }
 }

@@ -12,7 +12,6 @@
 #define HLOMEM_LIB_HLO_MODULE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +21,7 @@
 #include "absl/types/span.h"
 #include "absl/strings/string_view.h"
 #include "lib/base/file_contents.h"
+#include "lib/base/text_arena.h"
 #include "lib/hlo/opcode.h"
 #include "lib/hlo/shape.h"
 
@@ -243,7 +243,7 @@ class Module {
   std::shared_ptr<const FileContents> source;  // keeps the views valid
 
   // Copies `text` into storage owned by the module and returns a view of it.
-  absl::string_view Own(std::string text);
+  absl::string_view Own(absl::string_view text) { return owned_text_.Copy(text); }
   // Takes over the text `other` owns, so views into it (names, metadata)
   // copied from `other` into this module stay valid.
   void AdoptOwnedText(Module* other);
@@ -347,10 +347,7 @@ class Module {
   void Finalize(int threads = 1);
 
  private:
-  std::deque<std::string> owned_strings_;
-  // Moved whole: moving the strings one by one would move the characters of
-  // short ones, which live inside the string object.
-  std::vector<std::unique_ptr<std::deque<std::string>>> adopted_strings_;
+  TextArena owned_text_;
   std::vector<uint32_t> user_offsets_;  // CSR over user_pool_
   std::vector<InstrId> user_pool_;
   std::vector<uint32_t> caller_offsets_;

@@ -42,49 +42,27 @@ absl::string_view View(const std::string& s) { return absl::string_view(s.data()
 // smuggle control characters into the terminal.
 std::string Quoted(const std::string& s) { return absl::CEscape(View(s)); }
 
-// Copies strings into chunks owned by the module. Repeated strings (op
-// names, source files, attribute values) are stored once.
-class StringArena {
+// Copies strings into the module's own text. Repeated strings (op names,
+// source files, attribute values) are stored once.
+class InternedStrings {
  public:
-  explicit StringArena(Module* module) : module_(module) {}
+  explicit InternedStrings(Module* module) : module_(module) {}
 
   absl::string_view Add(absl::string_view s) {
     if (s.empty()) return {};
     auto found = seen_.find(s);
     if (found != seen_.end()) return *found;
-    absl::string_view stored = Store(s);
+    absl::string_view stored = module_->Own(s);
     seen_.insert(stored);
     return stored;
   }
   absl::string_view Add(const std::string& s) { return Add(View(s)); }
 
   // For strings known to be unique (instruction names): no dedup table.
-  absl::string_view AddUnique(const std::string& s) {
-    return s.empty() ? absl::string_view() : Store(View(s));
-  }
+  absl::string_view AddUnique(const std::string& s) { return module_->Own(View(s)); }
 
  private:
-  static constexpr size_t kChunkBytes = 64 * 1024;
-
-  absl::string_view Store(absl::string_view s) {
-    if (s.size() > kChunkBytes / 8) return module_->Own(std::string(s));
-    if (free_ < s.size()) {
-      // The module owns the chunk's std::string; its buffer never moves, so
-      // writing into it through the returned view is safe.
-      absl::string_view chunk = module_->Own(std::string(kChunkBytes, '\0'));
-      next_ = const_cast<char*>(chunk.data());
-      free_ = chunk.size();
-    }
-    std::memcpy(next_, s.data(), s.size());
-    absl::string_view stored(next_, s.size());
-    next_ += s.size();
-    free_ -= s.size();
-    return stored;
-  }
-
   Module* module_;
-  char* next_ = nullptr;
-  size_t free_ = 0;
   absl::flat_hash_set<absl::string_view> seen_;
 };
 
@@ -160,7 +138,7 @@ class ModuleBuilder {
   std::string path_;
   absl::flat_hash_map<int64_t, InstrId>* instruction_ids_;
   Module module_;
-  StringArena strings_;
+  InternedStrings strings_;
   absl::flat_hash_map<int64_t, CompId> computation_ids_;
   // Per computation: proto instruction id -> proto index. Reused.
   absl::flat_hash_map<int64_t, int> local_ids_;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
 #include "lib/base/parallel.h"
+#include "lib/base/text_arena.h"
 #include "lib/hlo/view_map.h"
 
 namespace hlomem::hlo {
@@ -1218,7 +1219,7 @@ class TextParser {
     const CompId id = static_cast<CompId>(module_->computations.size());
     // Calls look computations up by name until the end of the module; a
     // copy of the name keeps those lookups off the released input pages.
-    comp.name = module_->Own(std::string(comp.name));
+    comp.name = module_->Own(comp.name);
     if (!computation_ids_.TryEmplace(comp.name, HashView(comp.name), id).second) {
       return Error(start, absl::StrCat("computation '", comp.name, "' is already defined"));
     }
@@ -1587,7 +1588,7 @@ class TextParser {
           // Owned by the module: elided attributes print it, and the
           // fields, moved into the copy, no longer read the input (which
           // is given back as parsing goes on).
-          const absl::string_view text = module_->Own(std::string(new_text));
+          const absl::string_view text = module_->Own(new_text);
           OpMetadata& shared = module_->metadata[instr->metadata];
           shared.text = text;
           for (absl::string_view* field : {&shared.op_type, &shared.op_name, &shared.source_file}) {
@@ -1934,7 +1935,11 @@ class TextParser {
   bool prefault_ = false;  // set for big modules, whose pools were reserved
   uintptr_t prefaulted_[3] = {};  // PrefaultAhead's progress per pool
   ViewMap metadata_ids_;  // metadata text -> index into Module::metadata
-  KeyArena key_copies_;  // keys of shape_cache_ and opcodes_
+  // Copies of the keys of shape_cache_ and opcodes_: these maps live as
+  // long as the module, and keys viewing the input would be compared far
+  // behind the parser, cold in cache or given back by
+  // FileContents::ReleasePages and faulted in again.
+  TextArena key_copies_;
   uint64_t metadata_line_hits_ = 0;  // MetadataToLineEnd's record
   uint64_t metadata_line_misses_ = 0;
   uint64_t comments_skipped_ = 0;  // by SkipSpaceSlow, for ParseMetadataSpanning

@@ -5,10 +5,8 @@
 #ifndef HLOMEM_LIB_HLO_VIEW_MAP_H_
 #define HLOMEM_LIB_HLO_VIEW_MAP_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -180,34 +178,6 @@ class ViewMap {
   size_t mask_ = 0;
   size_t size_ = 0;
   uint32_t generation_ = 1;
-};
-
-// Owned copies of keys, packed together: a map that lives as long as a
-// module (shape texts, metadata texts) would otherwise compare against text
-// far behind the parser, cold in cache or given back by
-// FileContents::ReleasePages and faulted in again.
-class KeyArena {
- public:
-  absl::string_view Copy(absl::string_view key) {
-    if (key.empty()) return {};
-    if (free_ < key.size()) {
-      const size_t size = std::max(kChunkBytes, key.size());
-      chunks_.push_back(std::make_unique<char[]>(size));
-      next_ = chunks_.back().get();
-      free_ = size;
-    }
-    std::memcpy(next_, key.data(), key.size());
-    const absl::string_view copy(next_, key.size());
-    next_ += key.size();
-    free_ -= key.size();
-    return copy;
-  }
-
- private:
-  static constexpr size_t kChunkBytes = 64 << 10;
-  std::vector<std::unique_ptr<char[]>> chunks_;
-  char* next_ = nullptr;
-  size_t free_ = 0;
 };
 
 }  // namespace hlomem::hlo
