@@ -4,6 +4,7 @@
 #include <limits>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -32,7 +33,9 @@ struct Interval {
 // each subtree the latest end among its placed buffers. Finding the k
 // placed chunks live during [start, end] then costs O((k + 1) log n), not a
 // scan of every placed chunk (XLA keeps an interval tree for the same
-// reason).
+// reason). `End` holds a lifetime's end: int32_t when every event time fits
+// (every real module: fewer than 2^31 heap events), else int64_t.
+template <typename End>
 class PlacedChunks {
  public:
   using Chunk = std::pair<int64_t, int64_t>;  // [offset, end rounded up to the alignment)
@@ -53,13 +56,8 @@ class PlacedChunks {
       leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
       starts_.push_back(intervals[by_start[k]].start);
     }
-    for (uint32_t id : by_start) narrow_ = narrow_ && intervals[id].end < kEmpty32Limit;
     // Whole blocks, so a block's ends load as one run.
-    if (narrow_) {
-      end32_.assign(blocks * kBlock, kEmpty32);
-    } else {
-      end64_.assign(blocks * kBlock, kEmpty);
-    }
+    ends_.assign(blocks * kBlock, std::numeric_limits<End>::min());
     chunk_.assign(by_start.size(), Chunk{0, 0});
     stamp_.assign(by_start.size(), 0);
   }
@@ -69,11 +67,7 @@ class PlacedChunks {
     const int64_t end = intervals_[id].end;
     // What queries report, worked out once here rather than per report.
     chunk_[leaf] = {offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
-    if (narrow_) {
-      end32_[leaf] = static_cast<int32_t>(end);
-    } else {
-      end64_[leaf] = end;
-    }
+    ends_[leaf] = static_cast<End>(end);
     // Ends are only ever added, so a subtree's latest end only grows.
     for (size_t node = tree_leaves_ + leaf / kBlock; node >= 1 && max_end_[node] < end; node /= 2) {
       max_end_[node] = end;
@@ -126,34 +120,27 @@ class PlacedChunks {
 
  private:
   static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
-  static constexpr int32_t kEmpty32 = std::numeric_limits<int32_t>::min();
-  static constexpr int64_t kEmpty32Limit = std::numeric_limits<int32_t>::max();
   // Leaves per tree leaf: scanning a few neighbours is cheaper than
   // descending to each one. 32, one bit each in a mask.
   static constexpr size_t kBlock = 32;
 
   // Bit k set when leaf first + k (k < count) is placed and ends at or
-  // after `start`. Ends that fit in 32 bits (fewer than 2^31 heap events,
-  // every real module) are compared four at a time.
+  // after `start`. 32-bit ends are compared four at a time.
   uint32_t LiveMask(size_t first, size_t count, int64_t start) const {
-    if (!narrow_) return EndsFrom(end64_.data() + first, count, start);
+    const End* ends = ends_.data() + first;
 #ifdef __SSE2__
-    uint32_t mask = 0;
-    const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
-    const int32_t* ends = end32_.data() + first;
-    for (size_t k = 0; k < kBlock; k += 4) {
-      const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
-      const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
-      mask |= static_cast<uint32_t>(bits) << k;
+    if constexpr (std::is_same_v<End, int32_t>) {
+      uint32_t mask = 0;
+      const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
+      for (size_t k = 0; k < kBlock; k += 4) {
+        const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
+        const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
+        mask |= static_cast<uint32_t>(bits) << k;
+      }
+      return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
     }
-    return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
-#else
-    return EndsFrom(end32_.data() + first, count, start);
 #endif
-  }
-  // LiveMask one end at a time, without a branch per leaf.
-  template <typename End>
-  static uint32_t EndsFrom(const End* ends, size_t count, int64_t start) {
+    // One end at a time, without a branch per leaf.
     uint32_t mask = 0;
     for (size_t k = 0; k < count; ++k) mask |= static_cast<uint32_t>(ends[k] >= start) << k;
     return mask;
@@ -163,11 +150,7 @@ class PlacedChunks {
   const int64_t alignment_;
   std::vector<int64_t> starts_;     // leaf -> start time
   std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
-  // Leaf -> end once placed, else kEmpty(32): in 32 bits when every end
-  // fits (narrow_), else in 64; the other vector stays empty.
-  bool narrow_ = true;
-  std::vector<int32_t> end32_;
-  std::vector<int64_t> end64_;
+  std::vector<End> ends_;           // leaf -> end once placed, else End's minimum
   std::vector<Chunk> chunk_;        // leaf -> its chunk once placed
   std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
   std::vector<int64_t> max_end_;    // tree node -> latest end placed below
@@ -230,11 +213,43 @@ int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
   return best_offset >= 0 ? best_offset : free_from;
 }
 
-}  // namespace
+// Places each root's group, in `roots` order, at the best fit among the
+// chunks already placed that are live while any member is.
+template <typename End>
+void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
+                 const Csr<uint32_t>& groups, int64_t alignment, HeapResult* result) {
+  std::vector<uint32_t> members;
+  for (uint32_t r : roots) {
+    const auto group = groups.row(r);
+    members.insert(members.end(), group.begin(), group.end());
+  }
+  PlacedChunks<End> placed(intervals, std::move(members), alignment);
+  std::vector<std::pair<int64_t, int64_t>> used, scratch;
+  uint32_t query = 0;
+  for (uint32_t root : roots) {
+    const auto group = groups.row(root);
+    int64_t max_size = 0;
+    used.clear();
+    ++query;
+    for (uint32_t g : group) {
+      max_size = std::max(max_size, intervals[g].size);
+      placed.AppendLive(intervals[g].start, intervals[g].end, query, group.size() > 1, &used);
+    }
+    const int64_t offset = BestFit(&used, max_size, &scratch);
+    for (uint32_t g : group) {
+      placed.Place(g, offset);
+      result->offsets[g] = offset;
+      result->heap_size = std::max(result->heap_size, offset + intervals[g].size);
+    }
+  }
+}
 
-HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
-                                       uint32_t id_count, int64_t alignment,
-                                       HeapOrder order) {
+// How lifetimes are kept while placing: in 32 bits when the event count
+// allows (kFitting), or in 64 bits whatever it is (kWide, for tests).
+enum class EventTimes { kFitting, kWide };
+
+HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
+                  HeapOrder order, EventTimes event_times) {
   HeapResult result;
   result.offsets.assign(id_count, -1);
   std::vector<Interval> intervals(id_count);
@@ -310,32 +325,29 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
            std::make_tuple(y.start - max_end[b], -y.size, b);
   });
 
-  std::vector<uint32_t> members;
-  for (uint32_t r : roots) {
-    const auto group = groups.row(r);
-    members.insert(members.end(), group.begin(), group.end());
-  }
-  PlacedChunks placed(intervals, std::move(members), alignment);
-  std::vector<std::pair<int64_t, int64_t>> used, scratch;
-  uint32_t query = 0;
-  for (uint32_t root : roots) {
-    const auto group = groups.row(root);
-    int64_t max_size = 0;
-    used.clear();
-    ++query;
-    for (uint32_t g : group) {
-      max_size = std::max(max_size, intervals[g].size);
-      placed.AppendLive(intervals[g].start, intervals[g].end, query, group.size() > 1, &used);
-    }
-    const int64_t offset = BestFit(&used, max_size, &scratch);
-    for (uint32_t g : group) {
-      placed.Place(g, offset);
-      result.offsets[g] = offset;
-      result.heap_size = std::max(result.heap_size, offset + intervals[g].size);
-    }
+  if (event_times == EventTimes::kFitting && counter <= std::numeric_limits<int32_t>::max()) {
+    PlaceGroups<int32_t>(intervals, roots, groups, alignment, &result);
+  } else {
+    PlaceGroups<int64_t>(intervals, roots, groups, alignment, &result);
   }
   return result;
 }
+
+}  // namespace
+
+HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
+                                       uint32_t id_count, int64_t alignment,
+                                       HeapOrder order) {
+  return LayOut(events, id_count, alignment, order, EventTimes::kFitting);
+}
+
+namespace heap_internal {
+HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
+                                           uint32_t id_count, int64_t alignment,
+                                           HeapOrder order) {
+  return LayOut(events, id_count, alignment, order, EventTimes::kWide);
+}
+}  // namespace heap_internal
 
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
                     int64_t alignment) {
