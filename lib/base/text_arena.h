@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -18,8 +19,16 @@ namespace hlomem {
 class TextArena {
  public:
   TextArena() = default;
-  TextArena(TextArena&&) = default;
-  TextArena& operator=(TextArena&&) = default;
+  // A moved-from arena is empty and usable: it must not go on filling the
+  // chunk it gave away.
+  TextArena(TextArena&& other) noexcept { *this = std::move(other); }
+  TextArena& operator=(TextArena&& other) noexcept {
+    chunks_ = std::move(other.chunks_);
+    other.chunks_.clear();
+    next_ = std::exchange(other.next_, nullptr);
+    free_ = std::exchange(other.free_, 0);
+    return *this;
+  }
 
   // A copy of `text`, owned by the arena.
   absl::string_view Copy(absl::string_view text) {

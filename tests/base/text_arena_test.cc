@@ -60,6 +60,23 @@ TEST(TextArenaTest, AdoptedCopiesOutliveTheirArena) {
   EXPECT_EQ(keeper.Copy("own"), "own");
 }
 
+TEST(TextArenaTest, MovedFromArenaLeavesTheMovedChunkAlone) {
+  TextArena first;
+  const absl::string_view kept = first.Copy("kept");
+  TextArena second(std::move(first));
+  // Had `first` kept its place, this would land right after "kept", in
+  // the chunk `second` now owns, and be overwritten by `second`'s next copy.
+  const absl::string_view fresh = first.Copy("new!");
+  const absl::string_view next = second.Copy("more");
+  EXPECT_EQ(fresh, "new!");
+  EXPECT_EQ(kept, "kept");
+  EXPECT_EQ(next.data(), kept.data() + kept.size());
+  TextArena third;
+  third = std::move(second);
+  EXPECT_EQ(second.Copy("again"), "again");
+  EXPECT_EQ(third.Copy("x").data(), next.data() + next.size());
+}
+
 TEST(TextArenaTest, AllocateGivesWritableDisjointBlocks) {
   TextArena arena;
   char* a = arena.Allocate(10);
