@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,27 +116,20 @@ int RunParse(const std::vector<std::string>& paths, const std::string& stage,
   hlomem::dump::LoadOptions options;
   options.stage = ParseStage(stage);
   limits.ApplyTo(&options);
-  // Each module's line is made as soon as it is loaded and its model freed,
-  // so a directory's models never all stand in memory.
-  std::mutex mutex;
-  std::map<std::pair<size_t, size_t>, std::string> summaries;
-  options.on_loaded = [&](hlomem::dump::LoadedModule& m, size_t) {
-    std::string summary = ParseSummary(m);
-    m.module.reset();
-    std::lock_guard<std::mutex> lock(mutex);
-    summaries.emplace(m.key(), std::move(summary));
-  };
-  absl::StatusOr<hlomem::dump::LoadResult> loaded = hlomem::dump::LoadDumps(paths, options);
+  // Each module's line is made as soon as it is loaded and its model freed.
+  absl::StatusOr<hlomem::dump::ConsumedLoad<std::string>> loaded =
+      hlomem::dump::LoadDumpsConsuming<std::string>(
+          paths, options, [](hlomem::dump::LoadedModule& m, size_t) { return ParseSummary(m); });
   if (!loaded.ok()) {
     PrintError(loaded.status());
     return kExitBadInput;
   }
-  PrintWarnings(loaded->warnings);
-  for (const hlomem::dump::LoadedModule& m : loaded->modules) {
-    PrintWarnings(m.warnings);
-    std::printf("%s\n", summaries.at(m.key()).c_str());
+  PrintWarnings(loaded->load.warnings);
+  for (size_t k = 0; k < loaded->results.size(); ++k) {
+    PrintWarnings(loaded->load.modules[k].warnings);
+    std::printf("%s\n", loaded->results[k].c_str());
   }
-  return loaded->warnings.empty() ? kExitOk : kExitBadInput;
+  return loaded->load.warnings.empty() ? kExitOk : kExitBadInput;
 }
 
 struct ReportFlags {

@@ -6,6 +6,8 @@
 #define HLOMEM_LIB_DUMP_LOADER_H_
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -64,6 +66,41 @@ struct LoadResult {
 
 absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
                                      const LoadOptions& options);
+
+// A load whose modules were consumed as they loaded: results[k] is what the
+// consumer made of modules[k], whose model is gone.
+template <typename T>
+struct ConsumedLoad {
+  LoadResult load;
+  std::vector<T> results;
+};
+
+// LoadDumps with `consume` as the on_loaded hook: each module is handed to
+// it on the thread that loaded it, then its model is freed, so a
+// directory's models never all stand in memory. Its results come back in
+// the load's order. Replaces options.on_loaded.
+template <typename T>
+absl::StatusOr<ConsumedLoad<T>> LoadDumpsConsuming(
+    const std::vector<std::string>& paths, LoadOptions options,
+    const std::function<T(LoadedModule& loaded, size_t dump_count)>& consume) {
+  std::mutex mutex;
+  std::map<std::pair<size_t, size_t>, T> by_key;
+  options.on_loaded = [&](LoadedModule& loaded, size_t dump_count) {
+    T result = consume(loaded, dump_count);
+    loaded.module.reset();
+    std::lock_guard<std::mutex> lock(mutex);
+    by_key.emplace(loaded.key(), std::move(result));
+  };
+  absl::StatusOr<LoadResult> load = LoadDumps(paths, options);
+  if (!load.ok()) return load.status();
+  ConsumedLoad<T> out;
+  out.results.reserve(load->modules.size());
+  for (const LoadedModule& loaded : load->modules) {
+    out.results.push_back(std::move(by_key.at(loaded.key())));
+  }
+  out.load = std::move(*load);
+  return out;
+}
 
 }  // namespace hlomem::dump
 

@@ -305,29 +305,23 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
     }
   }
   // Each module is analysed on the thread that loaded it, as soon as it is
-  // loaded, and its model freed: a directory's models never all stand in
-  // memory, and the next module's parse reuses the memory.
-  std::mutex mutex;
-  std::map<std::pair<size_t, size_t>, absl::StatusOr<std::optional<ModuleReport>>> analyzed;
+  // loaded, and its model freed: the next module's parse reuses the memory.
+  std::mutex progress_mutex;
   size_t started = 0;
-  dump::LoadOptions load = options.load;
-  load.on_loaded = [&](dump::LoadedModule& in, size_t dump_count) {
-    if (options.progress) {
-      std::lock_guard<std::mutex> lock(mutex);
-      options.progress(started, std::max(dump_count, started + 1), in.files.module_name);
-      ++started;
-    }
-    absl::StatusOr<std::optional<ModuleReport>> out = AnalyzeLoaded(in, filter, options);
-    in.module.reset();
-    std::lock_guard<std::mutex> lock(mutex);
-    analyzed.emplace(in.key(), std::move(out));
-  };
-  absl::StatusOr<dump::LoadResult> loaded = dump::LoadDumps(paths, load);
+  using Analyzed = absl::StatusOr<std::optional<ModuleReport>>;
+  absl::StatusOr<dump::ConsumedLoad<Analyzed>> loaded = dump::LoadDumpsConsuming<Analyzed>(
+      paths, options.load, [&](dump::LoadedModule& in, size_t dump_count) {
+        if (options.progress) {
+          std::lock_guard<std::mutex> lock(progress_mutex);
+          options.progress(started, std::max(dump_count, started + 1), in.files.module_name);
+          ++started;
+        }
+        return AnalyzeLoaded(in, filter, options);
+      });
   if (!loaded.ok()) return loaded.status();
   Report report;
-  report.warnings = std::move(loaded->warnings);
-  for (const dump::LoadedModule& in : loaded->modules) {
-    auto& out = analyzed.at(in.key());
+  report.warnings = std::move(loaded->load.warnings);
+  for (Analyzed& out : loaded->results) {
     if (!out.ok()) return out.status();
     if (*out) report.modules.push_back(std::move(**out));
   }
