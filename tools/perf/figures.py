@@ -12,14 +12,14 @@ Usage:
 (as a directory of modules is); XLA's parser is not timed on it.
 
 Columns: input size; `cat FILE > /dev/null` seconds; hlomem parse seconds,
-MB/s and the ratio to cat, on all cores (a module of 8 MB or more is parsed
-in parts) and on one (`--threads 1`: the per-core rate); hlomem report
-seconds (parse, buffer assignment,
-detectors, JSON written to /dev/null) and its peak RSS, also as a multiple of
-the input size; XLA's parser seconds (in-process, text already in memory;
-skipped above --xla-max-mb, where it needs many GB) and how many times
-slower than `hlomem parse --threads 1` it is (both on one core). Times are medians of --runs runs with a
-warm page cache; RSS is the largest ru_maxrss over the runs.
+MB/s and the ratio to cat, on all cores (a module of 8 MB or more is parsed in
+parts) and on one (`--threads 1`: the per-core rate); hlomem report seconds
+(parse, buffer assignment, detectors, JSON written to /dev/null) and its peak
+RSS, also as a multiple of the input size; XLA's parser seconds (in-process,
+text already in memory; skipped above --xla-max-mb, where it needs many GB)
+and how many times slower than `hlomem parse --threads 1` it is (both on one
+core). Times are medians of --runs runs with a warm page cache; RSS is the
+largest ru_maxrss over the runs.
 """
 import os
 import platform
