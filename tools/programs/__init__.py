@@ -46,7 +46,16 @@ class Case:
 
 REGISTRY: Dict[str, Case] = {}
 
-MODULES = ["seed", "basic", "control", "ops", "dtypes", "parallel", "big", "detectors"]
+# Devices that multi-device builders put their meshes on. None (the default) means
+# jax.devices(), exactly as before; tools/gen_accel_testdata.py sets it to the devices of a
+# deviceless TPU/GPU topology (jax.experimental.topologies) before calling a builder.
+DEVICES = None
+
+# Tag of cases that only make sense on an accelerator target (e.g. programs sized to exceed a
+# TPU's HBM): tools/gen_testdata.py (CPU) skips them, tools/gen_accel_testdata.py compiles them.
+ACCEL_ONLY = "accel_only"
+
+MODULES = ["seed", "basic", "control", "ops", "dtypes", "parallel", "big", "detectors", "oom"]
 
 
 def case(name, description, **kw):

@@ -8,10 +8,19 @@ DEV8 = ["--xla_force_host_platform_device_count=8"]
 def _mesh(shape, names):
     # Auto (GSPMD) axes: newer jax defaults make_mesh to Explicit axes.
     import jax
+    import programs
+    kw = {}
+    if programs.DEVICES is not None:
+        # A deviceless accelerator topology (tools/gen_accel_testdata.py): the first
+        # prod(shape) of its devices.
+        n = 1
+        for s in shape:
+            n *= s
+        kw["devices"] = list(programs.DEVICES)[:n]
     at = getattr(jax.sharding, "AxisType", None)
     if at is not None:
-        return jax.make_mesh(shape, names, axis_types=(at.Auto,) * len(shape))
-    return jax.make_mesh(shape, names)
+        return jax.make_mesh(shape, names, axis_types=(at.Auto,) * len(shape), **kw)
+    return jax.make_mesh(shape, names, **kw)
 
 
 def _sh(mesh, *spec):
