@@ -25,8 +25,10 @@
 #include "lib/report/capture.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
+#include "lib/target/resolve.h"
 #include "lib/report/diff.h"
 #include "lib/report/report.h"
+#include "lib/target/resolve.h"
 #include "lib/report/writers.h"
 #include "version.h"
 
@@ -141,6 +143,7 @@ struct ReportFlags {
   int top = 10;
   bool no_color = false;
   int64_t alignment = 0;
+  std::string target;
   std::string min_bytes;
   std::string device;
   std::string device_memory;
@@ -159,8 +162,12 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
       ->check(CLI::IsMember({"after", "before"}));
   command->add_flag("--no-color", flags->no_color, "No ANSI colors (also: NO_COLOR set, or not a terminal)");
   command->add_option("--alignment", flags->alignment,
-                      "Temp heap alignment in bytes (default: 64 on CPU, 256 on GPU)")
+                      "Temp heap alignment in bytes (default: the target's: 64 on CPU, 256 on GPU, "
+                      "512 on TPU)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command->add_option("--target", flags->target,
+                      "The backend rules to apply (default: read from the dump): " +
+                          hlomem::target::KnownTargetNames());
   command->add_option("--min-bytes", flags->min_bytes,
                       "Report findings saving at least SIZE (e.g. 1MiB; default: each detector's)");
   command->add_option("--device", flags->device,
@@ -209,6 +216,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     flags.limits.ApplyTo(&options.load);
     options.module_regex = flags.module_regex;
     options.alignment = flags.alignment;
+    options.target = flags.target;
     if (::isatty(STDERR_FILENO)) options.progress = ShowProgress;
     if (!flags.min_bytes.empty()) {
       absl::StatusOr<int64_t> min_bytes = hlomem::ParseByteSize(flags.min_bytes);
@@ -435,7 +443,7 @@ int RunListDetectors() {
   return kExitOk;
 }
 
-int RunAssignment(const std::string& path) {
+int RunAssignment(const std::string& path, const std::string& requested_target) {
   hlomem::dump::LoadOptions options;
   options.read_xla_assignment = false;
   absl::StatusOr<hlomem::dump::LoadResult> loaded = hlomem::dump::LoadDumps({path}, options);
@@ -445,7 +453,13 @@ int RunAssignment(const std::string& path) {
   }
   for (const hlomem::dump::LoadedModule& m : loaded->modules) {
     if (!m.module) continue;
-    auto assignment = hlomem::analysis::BufferAssignment::Run(*m.module);
+    absl::StatusOr<std::unique_ptr<hlomem::target::Target>> target =
+        hlomem::report::ResolveModuleTarget(m, requested_target, /*alignment=*/0);
+    if (!target.ok()) {
+      PrintError(target.status());
+      return kExitBadInput;
+    }
+    auto assignment = hlomem::analysis::BufferAssignment::Run(*m.module, **target);
     if (!assignment.ok()) {
       PrintError(assignment.status());
       return kExitBadInput;
@@ -541,6 +555,10 @@ int main(int argc, char** argv) {
   CLI::App* assignment = app.add_subcommand(
       "buffer-assignment", "Print the computed buffer assignment in XLA's -buffer-assignment.txt layout");
   assignment->add_option("path", assignment_path, "HLO file")->required();
+  std::string assignment_target;
+  assignment->add_option("--target", assignment_target,
+                         "The backend rules to apply (default: read from the dump): " +
+                             hlomem::target::KnownTargetNames());
 
   try {
     app.parse(argc, argv);
@@ -554,7 +572,7 @@ int main(int argc, char** argv) {
   if (check->parsed()) return RunCheck(check_flags, check_gate);
   if (capture->parsed()) return RunCapture(capture_dir, capture_command, capture_flags);
   if (devices->parsed()) return RunListDevices();
-  if (assignment->parsed()) return RunAssignment(assignment_path);
+  if (assignment->parsed()) return RunAssignment(assignment_path, assignment_target);
   if (detectors->parsed()) return RunListDetectors();
   return kExitBadInput;
 }

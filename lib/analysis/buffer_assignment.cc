@@ -8,62 +8,17 @@
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/reuse_index.h"
 #include "lib/base/bytes.h"
+#include "lib/hlo/elementwise.h"
 
 namespace hlomem::analysis {
 
+using hlo::AllTransitiveUsersElementwise;
 using hlo::CallRole;
+using hlo::IsElementwiseOnOperand;
 using hlo::Module;
 using hlo::Opcode;
 
 namespace {
-
-// XLA's IsElementwiseOnOperand for one operand slot of `user`.
-bool IsElementwiseOnOperand(const Module& m, InstrId user, size_t operand);
-
-// All ops reached from `start` through users inside its computation are
-// elementwise on the path (HloFusionInstruction::IsElementwiseImpl).
-bool AllTransitiveUsersElementwise(const Module& m, InstrId start, bool allow_tuple) {
-  std::vector<InstrId> stack = {start};
-  absl::flat_hash_set<InstrId> visited = {start};
-  while (!stack.empty()) {
-    const InstrId current = stack.back();
-    stack.pop_back();
-    for (InstrId user : m.users(current)) {
-      const auto ops = m.operands(user);
-      for (size_t k = 0; k < ops.size(); ++k) {
-        if (ops[k] != current) continue;
-        const bool tuple_ok = allow_tuple && m.instr(user).opcode == Opcode::kTuple;
-        if (!tuple_ok && !IsElementwiseOnOperand(m, user, k)) return false;
-      }
-      if (visited.insert(user).second) stack.push_back(user);
-    }
-  }
-  return true;
-}
-
-bool IsElementwiseOnOperand(const Module& m, InstrId user, size_t operand) {
-  const hlo::Instruction& instr = m.instr(user);
-  if (hlo::IsElementwiseOpcode(instr.opcode)) return true;
-  switch (instr.opcode) {
-    case Opcode::kDynamicUpdateSlice:
-      return operand == 0;
-    case Opcode::kBitcastConvert: {
-      const auto ops = m.operands(user);
-      if (ops.empty()) return false;
-      return hlo::PrimitiveTypeBitWidth(m.shape_of(ops[0]).type) ==
-             hlo::PrimitiveTypeBitWidth(m.shape_of(user).type);
-    }
-    case Opcode::kFusion: {
-      const CompId body = m.callee(user, CallRole::kCalls);
-      if (body == hlo::kNoId) return false;
-      const auto params = m.parameters(body);
-      if (operand >= params.size() || params[operand] == hlo::kNoId) return false;
-      return AllTransitiveUsersElementwise(m, params[operand], /*allow_tuple=*/false);
-    }
-    default:
-      return false;
-  }
-}
 
 size_t CountOperand(const Module& m, InstrId user, InstrId operand) {
   size_t count = 0;
@@ -74,7 +29,7 @@ size_t CountOperand(const Module& m, InstrId user, InstrId operand) {
 }  // namespace
 
 bool CanShareOperandBufferWithUser(const Dataflow& df, NodeId operand_node, InstrId user,
-                                   NodeId user_node) {
+                                   NodeId user_node, const target::Target& target) {
   const Module& m = df.module();
   const InstrId operand = df.node_instruction(operand_node);
   const hlo::Instruction& user_instr = m.instr(user);
@@ -96,6 +51,10 @@ bool CanShareOperandBufferWithUser(const Dataflow& df, NodeId operand_node, Inst
         return uses_by_user == 1;
       }
     }
+  }
+  // The backend's AliasInfo::MayAlias may allow sharing across shapes.
+  if (std::optional<bool> hint = target.MayAlias(m, operand, operand_index, user, user_index)) {
+    return *hint;
   }
   if (operand_shape != user_shape) return false;
 
@@ -182,8 +141,8 @@ bool CanShareOperandBufferWithUser(const Dataflow& df, NodeId operand_node, Inst
 
 class BufferAssigner {
  public:
-  BufferAssigner(BufferAssignment* out, const AssignmentOptions& options)
-      : out_(out), m_(*out->module_), options_(options) {}
+  explicit BufferAssigner(BufferAssignment* out)
+      : out_(out), m_(*out->module_), target_(*out->target_) {}
 
   absl::Status Run() {
     for (const hlo::InputOutputAlias& a : m_.input_output_aliases) {
@@ -196,10 +155,10 @@ class BufferAssigner {
     out_->dataflow_ = std::make_unique<Dataflow>(std::move(*df));
     df_ = out_->dataflow_.get();
 
-    if (options_.padded_sizes) {
-      for (ValueId v = 0; v < df_->values().size(); ++v) {
-        out_->dataflow_->SetValueSize(v, m_.shapes.PaddedByteSize(df_->value(v).shape));
-      }
+    for (ValueId v = 0; v < df_->values().size(); ++v) {
+      const ShapeId shape = df_->value(v).shape;
+      out_->dataflow_->SetValueSize(v, target_.BufferBytes(m_.shapes, shape));
+      out_->dataflow_->SetValueColor(v, target_.ColorOf(m_.shapes.get(shape)));
     }
     const size_t buffers = df_->buffer_count();
     out_->buffer_sizes_.assign(buffers, 0);
@@ -328,7 +287,7 @@ class BufferAssigner {
     bool is_user = false;
     for (InstrId op : m_.operands(later_instr)) is_user |= op == end_instr;
     if (!is_user) return false;
-    return CanShareOperandBufferWithUser(*df_, end_node, later_instr, value(later).node);
+    return CanShareOperandBufferWithUser(*df_, end_node, later_instr, value(later).node, target_);
   }
 
   bool LiveRangeInterferes(ValueId a, ValueId b) const {
@@ -566,7 +525,7 @@ class BufferAssigner {
                 operands.end()) {
               continue;
             }
-            if (!CanShareOperandBufferWithUser(*df_, value(ov).node, i, value(v).node)) continue;
+            if (!CanShareOperandBufferWithUser(*df_, value(ov).node, i, value(v).node, target_)) continue;
             events.push_back({HeapEvent::kFree, ov, size_of(ov), 0});
             freed[ov] = true;
             events.push_back({HeapEvent::kShareWith, v, size_of(v), ov});
@@ -603,7 +562,7 @@ class BufferAssigner {
       if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
-    HeapResult heap = BestHeap(events, id_count, options_.alignment);
+    HeapResult heap = BestHeap(events, id_count, target_.Alignment(color));
     for (const HeapEvent& e : events) {
       heap_events_.push_back(e);
       heap_events_.back().buffer += heap_value_count_;
@@ -679,7 +638,7 @@ class BufferAssigner {
         combined.back().is_combined_temp = true;
         continue;
       }
-      const int64_t base = RoundUpTo(target->size, options_.alignment);
+      const int64_t base = RoundUpTo(target->size, target_.Alignment(temp.color));
       target->size = base + temp.size;
       for (Allocation::Slice& slice : temp.slices) {
         slice.offset += base;
@@ -701,7 +660,12 @@ class BufferAssigner {
   void ComputeStats() {
     AssignmentStats& st = out_->stats_;
     for (const Allocation& a : out_->allocations_) {
-      const bool host = a.color == kHostMemorySpace;
+      const target::MemorySpace space = target_.Space(a.color);
+      st.color_bytes[a.color] += a.size;
+      // memory_analysis() counts device memory and host memory; on-chip
+      // spaces (TPU VMEM, SMEM) are in neither.
+      if (!space.is_main && !space.is_host) continue;
+      const bool host = space.is_host;
       st.total_bytes += a.size;
       if (a.is_parameter) {
         (host ? st.host_argument_bytes : st.argument_bytes) += a.size;
@@ -728,7 +692,7 @@ class BufferAssigner {
 
   BufferAssignment* out_;
   const Module& m_;
-  AssignmentOptions options_;
+  const target::Target& target_;
   const Dataflow* df_ = nullptr;
   std::vector<BufferId> deferred_;
   std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
@@ -767,10 +731,11 @@ std::string FormatAllocations(const BufferAssignment& assignment) {
 }
 
 absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::Run(
-    const hlo::Module& module, const AssignmentOptions& options) {
+    const hlo::Module& module, const target::Target& target) {
   std::unique_ptr<BufferAssignment> out(new BufferAssignment());
   out->module_ = &module;
-  BufferAssigner assigner(out.get(), options);
+  out->target_ = &target;
+  BufferAssigner assigner(out.get());
   absl::Status status = assigner.Run();
   if (!status.ok()) return status;
   return out;

@@ -8,6 +8,7 @@
 #define HLOMEM_LIB_ANALYSIS_BUFFER_ASSIGNMENT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,17 +18,9 @@
 #include "lib/analysis/dataflow.h"
 #include "lib/base/memory_stats.h"
 #include "lib/hlo/module.h"
+#include "lib/target/target.h"
 
 namespace hlomem::analysis {
-
-struct AssignmentOptions {
-  // Chunk alignment inside the temp heap and between combined temps:
-  // 64 for XLA's CPU backend (EIGEN_MAX_ALIGN_BYTES), 256 for 2025+ GPU.
-  int64_t alignment = 64;
-  // Size buffers with their tiled layout's padding (TPU's T(8,128) tiles),
-  // as ShapeUtil::ArraySize does, instead of their logical bytes.
-  bool padded_sizes = false;
-};
 
 // Inclusive [start, end] in flattened-schedule steps.
 struct LiveRange {
@@ -68,7 +61,12 @@ struct Allocation {
 };
 
 struct AssignmentStats : MemoryStats {
-  int64_t total_bytes = 0;        // "Total bytes used"
+  // "Total bytes used": the allocations in device and host memory (all of
+  // them on CPU and GPU; on TPU, VMEM and SMEM are left to color_bytes).
+  int64_t total_bytes = 0;
+  // Sum of allocation sizes per colour (memory space), as XLA's
+  // memory-usage report's "Total bytes" per memory space.
+  std::map<int64_t, int64_t> color_bytes;
   int64_t peak_memory_bytes = 0;  // XLA's ComputePeakMemory equivalent
   int64_t heap_bytes = 0;          // temp heap before tuple tables are appended
   int64_t heap_lower_bound = 0;    // no-fragmentation peak of the heap's values
@@ -76,10 +74,13 @@ struct AssignmentStats : MemoryStats {
 
 class BufferAssignment {
  public:
+  // The target sizes, colours and aligns the buffers and adds its own
+  // in-place rules; it must outlive the assignment.
   static absl::StatusOr<std::unique_ptr<BufferAssignment>> Run(
-      const hlo::Module& module, const AssignmentOptions& options = {});
+      const hlo::Module& module, const target::Target& target = target::DefaultTarget());
 
   const hlo::Module& module() const { return *module_; }
+  const target::Target& target() const { return *target_; }
   const CallGraph& call_graph() const { return call_graph_; }
   const FlatSchedule& schedule() const { return schedule_; }
   const Dataflow& dataflow() const { return *dataflow_; }
@@ -102,6 +103,7 @@ class BufferAssignment {
   BufferAssignment() = default;
 
   const hlo::Module* module_ = nullptr;
+  const target::Target* target_ = nullptr;
   CallGraph call_graph_;
   FlatSchedule schedule_;
   std::unique_ptr<Dataflow> dataflow_;
@@ -122,7 +124,8 @@ std::string FormatAllocations(const BufferAssignment& assignment);
 
 // Exposed for tests: XLA's CanShareOperandBufferWithUser.
 bool CanShareOperandBufferWithUser(const Dataflow& dataflow, NodeId operand_node,
-                                   InstrId user, NodeId user_node);
+                                   InstrId user, NodeId user_node,
+                                   const target::Target& target = target::DefaultTarget());
 
 }  // namespace hlomem::analysis
 

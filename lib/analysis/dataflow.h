@@ -188,6 +188,8 @@ class Dataflow {
 
   // Overrides a value's size (padded sizes for tiled layouts).
   void SetValueSize(ValueId v, int64_t bytes) { values_[v].size = bytes; }
+  // Overrides a value's colour (the target's colorer).
+  void SetValueColor(ValueId v, int64_t color) { values_[v].color = color; }
 
   // Buffers: values that must share memory.
   BufferId buffer_of(ValueId v) const { return buffer_of_[v]; }

@@ -1,17 +1,14 @@
 // The allocation sums in the sense of jax's Compiled.memory_analysis()
 // (xla/pjrt's PopulateBufferStatsFromAllocations), shared by hlomem's own
 // buffer assignment, XLA's as read from a dump, and the reports: host
-// memory-space (S(5)) allocations count in the host_ fields only.
+// memory-space allocations count in the host_ fields only (the target layer
+// says which colours are host memory).
 #ifndef HLOMEM_LIB_BASE_MEMORY_STATS_H_
 #define HLOMEM_LIB_BASE_MEMORY_STATS_H_
 
 #include <cstdint>
 
 namespace hlomem {
-
-// The memory space (layout S(n), allocation color) of host memory on CPU
-// and GPU: Layout::kHostMemorySpace.
-inline constexpr int64_t kHostMemorySpace = 5;
 
 struct MemoryStats {
   int64_t argument_bytes = 0;  // entry-parameter allocations

@@ -127,10 +127,13 @@ std::optional<SuffixMatch> MatchAfterOptimizations(absl::string_view stem) {
   size_t start = TokenStart(stem, pos);
   // `sm_9.0_gpu_`: the token found so far is `0_gpu_`; step back over the
   // `sm_9` part when it is there.
+  // `sm_9.0a_gpu_` (sm_90a, H100) and `sm_10.0f_gpu_` carry a feature
+  // letter after the minor version.
   const absl::string_view head = stem.substr(start, pos - start);
   const size_t minor_digits = LeadingDigits(head);
-  if (start > 0 && minor_digits > 0 && minor_digits < head.size() &&
-      head[minor_digits] == '_') {
+  size_t minor_end = minor_digits;
+  while (minor_end < head.size() && absl::ascii_isalpha(head[minor_end])) ++minor_end;
+  if (start > 0 && minor_digits > 0 && minor_end < head.size() && head[minor_end] == '_') {
     const absl::string_view before_dot = stem.substr(0, start - 1);
     const size_t major_digits = TrailingDigits(before_dot);
     if (major_digits > 0 &&

@@ -137,6 +137,28 @@ struct DumpLoad {
   std::string warning;
 };
 
+// Reads the target files XLA writes per module beside its HLO, where the
+// dump has them: GPU's target config and TPU's target arguments (its file
+// names carry the backend token, "cl_<changelist>").
+TargetFileTexts ReadTargetFiles(const DumpModuleFiles& files, std::vector<std::string>* read) {
+  TargetFileTexts out;
+  if (files.standalone || files.module_id < 0) return out;
+  auto read_if_present = [&](std::string path, std::string* path_out, std::string* text_out) {
+    absl::StatusOr<std::shared_ptr<const FileContents>> file = FileContents::Open(path);
+    if (!file.ok()) return;
+    read->push_back(path);
+    *text_out = std::string((*file)->data());
+    *path_out = std::move(path);
+  };
+  read_if_present(absl::StrCat(files.key, ".gpu_target_config.pbtxt"), &out.gpu_target_config_path,
+                  &out.gpu_target_config);
+  if (!files.backend.empty()) {
+    read_if_present(absl::StrCat(files.key, ".", files.backend, ".target_arguments.txt"),
+                    &out.tpu_target_arguments_path, &out.tpu_target_arguments);
+  }
+  return out;
+}
+
 // Reads and parses the files of one dump module. Runs on a worker thread:
 // it touches only its own files and result.
 DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const LoadOptions& options) {
@@ -153,11 +175,13 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
                                       "\n(XLA's buffer assignment is ignored)"));
     }
   }
+  TargetFileTexts target_files = ReadTargetFiles(files, &read);
   const std::string hlo_path = HloPathOf(files);
   if (hlo_path.empty()) {
     if (!xla) return out;
     LoadedModule& loaded = out.modules.emplace_back();
     loaded.files = std::move(files);
+    loaded.target_files = std::move(target_files);
     loaded.files_read = std::move(read);
     loaded.xla = std::move(xla);
     loaded.warnings = std::move(warnings);
@@ -180,6 +204,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
     }
     LoadedModule& loaded = out.modules.emplace_back();
     loaded.files = std::move(files);
+    loaded.target_files = std::move(target_files);
     loaded.files_read = std::move(assignment_read);
     loaded.xla = std::move(*assignment);
     return out;
@@ -195,6 +220,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
   for (hlo::Module& module : parsed->modules) {
     LoadedModule& loaded = out.modules.emplace_back();
     loaded.files = files;
+    loaded.target_files = target_files;
     if (several || loaded.files.module_name.empty()) {
       loaded.files.module_name = std::string(module.name);
     }

@@ -22,8 +22,18 @@
 
 namespace hlomem::dump {
 
+// The target description files XLA wrote beside a module's HLO, read
+// whole; empty when the dump has none.
+struct TargetFileTexts {
+  std::string gpu_target_config_path;  // *.gpu_target_config.pbtxt
+  std::string gpu_target_config;
+  std::string tpu_target_arguments_path;  // XLA:TPU's *.target_arguments.txt
+  std::string tpu_target_arguments;
+};
+
 struct LoadedModule {
   DumpModuleFiles files;
+  TargetFileTexts target_files;
   // The files actually read for this module, in the order read.
   std::vector<std::string> files_read;
   // Absent when the dump had only XLA's report files for this module.

@@ -438,13 +438,18 @@ int64_t XlaBufferAssignment::SumOfAllocationSizes() const {
   return sum;
 }
 
-XlaMemoryStats XlaBufferAssignment::Stats() const {
+XlaMemoryStats XlaBufferAssignment::Stats(const target::Target& target) const {
   XlaMemoryStats stats;
   for (const XlaAllocation& allocation : allocations) {
     const int64_t size = allocation.size;
-    const bool host = allocation.color == kHostMemorySpace;  // CPU/GPU; TPU names colors differently
+    const target::MemorySpace space = target.Space(allocation.color);
     stats.total_allocation_bytes =
         SaturatingAdd(stats.total_allocation_bytes, size);
+    int64_t& color_total = stats.color_bytes[allocation.color];
+    color_total = SaturatingAdd(color_total, size);
+    if (!space.is_main && !space.is_host) continue;
+    const bool host = space.is_host;
+    stats.total_bytes = SaturatingAdd(stats.total_bytes, size);
     if (allocation.is_parameter) {
       int64_t& argument =
           host ? stats.host_argument_bytes : stats.argument_bytes;

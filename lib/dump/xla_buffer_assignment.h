@@ -19,7 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include <map>
+
 #include "lib/base/memory_stats.h"
+#include "lib/target/target.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -88,6 +91,10 @@ struct XlaLiveRange {
 // device fields exclude host-color allocations, which go to host_*.
 struct XlaMemoryStats : MemoryStats {
   int64_t total_allocation_bytes = 0;  // every allocation, host included
+  // Device and host allocations only (on TPU, not VMEM or SMEM): what
+  // hlomem's computed total_bytes stands beside.
+  int64_t total_bytes = 0;
+  std::map<int64_t, int64_t> color_bytes;  // Σ allocation sizes per colour
 };
 
 struct XlaBufferAssignment {
@@ -99,7 +106,8 @@ struct XlaBufferAssignment {
   // was read from -live-range.txt.
   std::optional<XlaLiveRange> live_range;
 
-  XlaMemoryStats Stats() const;
+  // `target` says which colours are device, host or on-chip memory.
+  XlaMemoryStats Stats(const target::Target& target = target::DefaultTarget()) const;
   // Σ allocation sizes; equals total_bytes in every XLA version.
   int64_t SumOfAllocationSizes() const;
 };

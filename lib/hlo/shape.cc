@@ -215,7 +215,8 @@ absl::StatusOr<ShapeId> ShapeTable::Intern(Shape shape) {
 
     // Padded size: round the minor dims up to the first tile.
     int64_t padded_elements = elements;
-    if (shape.layout && !shape.layout->tiles.empty() && rank > 0) {
+    // A scalar's tile pads it too: f32[]{:T(128)} takes 128 elements.
+    if (shape.layout && !shape.layout->tiles.empty()) {
       const Layout& layout = *shape.layout;
       std::vector<int64_t> physical;  // major-to-minor
       for (int64_t i = rank - 1; i >= 0; --i) {

@@ -116,6 +116,30 @@ Json DeviceFitJson(const DeviceFit& fit) {
   return j;
 }
 
+Json MemorySpacesJson(const std::vector<MemorySpaceTotals>& spaces) {
+  Json j = Json::array();
+  for (const MemorySpaceTotals& s : spaces) {
+    Json space;
+    space["color"] = s.color;
+    space["name"] = s.name;
+    space["is_device"] = s.is_device;
+    space["is_host"] = s.is_host;
+    space["computed_bytes"] = s.computed_bytes ? Json(*s.computed_bytes) : Json(nullptr);
+    space["xla_bytes"] = s.xla_bytes ? Json(*s.xla_bytes) : Json(nullptr);
+    j.push_back(std::move(space));
+  }
+  return j;
+}
+
+Json TargetDeviceJson(const target::DeviceMemory& device) {
+  Json j;
+  j["device"] = device.device;
+  j["capacity_bytes"] = device.capacity;
+  j["program_limit_bytes"] = device.program_limit ? Json(*device.program_limit) : Json(nullptr);
+  j["limit_source"] = device.limit_source;
+  return j;
+}
+
 // Streamed: the buffer rows and the timeline are most of a big report.
 void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream* out) {
   out->BeginObject();
@@ -125,6 +149,12 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   out->StringArray(m.files);
   out->Key("backend");
   out->String(m.backend);
+  out->Key("target");
+  out->String(m.target);
+  out->Key("target_device");
+  out->Value(m.device ? TargetDeviceJson(*m.device) : Json(nullptr));
+  out->Key("memory_spaces");
+  out->Value(MemorySpacesJson(m.memory_spaces));
   out->Key("stage");
   out->String(m.stage);
   out->Key("scheduled");
@@ -262,6 +292,24 @@ ModuleReport ReadModule(const Json& j) {
   m.name = StringOr(j, "name");
   if (j.contains("files")) m.files = j["files"].get<std::vector<std::string>>();
   m.backend = StringOr(j, "backend");
+  m.target = StringOr(j, "target");
+  auto spaces = j.find("memory_spaces");
+  if (spaces != j.end() && spaces->is_array()) {
+    for (const Json& space : *spaces) {
+      MemorySpaceTotals t;
+      t.color = IntOr(space, "color", 0);
+      t.name = StringOr(space, "name");
+      t.is_device = space.value("is_device", false);
+      t.is_host = space.value("is_host", false);
+      if (space.contains("computed_bytes") && !space["computed_bytes"].is_null()) {
+        t.computed_bytes = space["computed_bytes"].get<int64_t>();
+      }
+      if (space.contains("xla_bytes") && !space["xla_bytes"].is_null()) {
+        t.xla_bytes = space["xla_bytes"].get<int64_t>();
+      }
+      m.memory_spaces.push_back(std::move(t));
+    }
+  }
   m.stage = StringOr(j, "stage");
   m.scheduled = j.value("scheduled", false);
   auto computed = j.find("computed");

@@ -13,16 +13,10 @@
 #include "absl/strings/str_format.h"
 #include "lib/base/bytes.h"
 #include "lib/base/metrics.h"
+#include "lib/target/resolve.h"
 
 namespace hlomem::report {
 namespace {
-
-std::string BackendFamily(absl::string_view backend) {
-  if (backend == "cpu") return "cpu";
-  if (absl::StartsWith(backend, "sm_") || absl::StartsWith(backend, "gfx")) return "gpu";
-  if (absl::StrContains(backend, "tpu")) return "tpu";
-  return std::string(backend);
-}
 
 MemoryNumbers FromAssignment(const analysis::BufferAssignment& a,
                              const analysis::MemoryProfile& profile) {
@@ -36,12 +30,40 @@ MemoryNumbers FromAssignment(const analysis::BufferAssignment& a,
   return n;
 }
 
-MemoryNumbers FromXla(const dump::XlaBufferAssignment& xla) {
-  const dump::XlaMemoryStats st = xla.Stats();
+MemoryNumbers FromXla(const dump::XlaMemoryStats& st) {
   MemoryNumbers n;
   static_cast<MemoryStats&>(n) = st;
-  n.total_bytes = xla.total_bytes.value_or(xla.SumOfAllocationSizes());
+  // The allocations in device and host memory: XLA's "Total bytes used" on
+  // CPU and GPU (the sum of all allocations); on TPU, whose file has no
+  // total, the HBM and host colours without the on-chip memories.
+  n.total_bytes = st.total_bytes;
   return n;
+}
+
+// Per memory space: hlomem's bytes and XLA's, and whether the space is the
+// device memory that device fit checks.
+std::vector<MemorySpaceTotals> SpaceTotals(const target::Target& target,
+                                           const std::map<int64_t, int64_t>* computed,
+                                           const std::map<int64_t, int64_t>* xla) {
+  std::map<int64_t, MemorySpaceTotals> by_color;
+  auto add = [&](const std::map<int64_t, int64_t>& bytes, bool is_xla) {
+    for (const auto& [color, size] : bytes) {
+      MemorySpaceTotals& t = by_color[color];
+      t.color = color;
+      (is_xla ? t.xla_bytes : t.computed_bytes) = size;
+    }
+  };
+  if (computed) add(*computed, false);
+  if (xla) add(*xla, true);
+  std::vector<MemorySpaceTotals> out;
+  for (auto& [color, totals] : by_color) {
+    const target::MemorySpace space = target.Space(color);
+    totals.name = space.name;
+    totals.is_device = space.is_main;
+    totals.is_host = space.is_host;
+    out.push_back(std::move(totals));
+  }
+  return out;
 }
 
 std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers& xla) {
@@ -222,6 +244,20 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
                          HumanBytes(fit.usable), fit.fraction * 100, HumanBytes(fit.capacity));
 }
 
+absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,
+                                                                   const std::string& requested,
+                                                                   int64_t alignment) {
+  target::TargetInputs inputs;
+  inputs.requested = requested;
+  inputs.alignment = alignment;
+  inputs.file_backend = in.files.backend;
+  inputs.gpu_target_config_path = in.target_files.gpu_target_config_path;
+  inputs.gpu_target_config = in.target_files.gpu_target_config;
+  inputs.tpu_target_arguments_path = in.target_files.tpu_target_arguments_path;
+  inputs.tpu_target_arguments = in.target_files.tpu_target_arguments;
+  return target::ResolveTarget(inputs, in.module ? &*in.module : nullptr);
+}
+
 namespace {
 
 // Analyses one loaded module into its report; no report (nullopt) for a
@@ -234,28 +270,30 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
   if (in.module && !in.module->name.empty()) out.name = std::string(in.module->name);
   if (filter && !std::regex_search(out.name, *filter)) return std::nullopt;
   out.files = in.files_read;
-  out.backend = BackendFamily(in.files.backend);
   out.stage = std::string(dump::StageName(in.files.stage));
   out.warnings = std::move(in.warnings);
-  if (in.xla) out.xla = FromXla(*in.xla);
+  absl::StatusOr<std::unique_ptr<target::Target>> resolved =
+      ResolveModuleTarget(in, options.target, options.alignment);
+  if (!resolved.ok()) return resolved.status();
+  const target::Target& target = **resolved;
+  out.backend = std::string(target::BackendName(target.backend()));
+  out.target = target.name();
+  if (target.device()) out.device = *target.device();
+  out.default_mem_fraction = target.DefaultMemFraction();
+  std::optional<dump::XlaMemoryStats> xla_stats;
+  if (in.xla) {
+    xla_stats = in.xla->Stats(target);
+    out.xla = FromXla(*xla_stats);
+  }
+  if (!in.module) {
+    out.memory_spaces = SpaceTotals(target, nullptr, xla_stats ? &xla_stats->color_bytes : nullptr);
+  }
   if (in.module) {
     const hlo::Module& module = *in.module;
     out.scheduled = module.is_scheduled;
-    // Tiled layouts are TPU's: their buffers occupy the padded size.
-    bool tiled = false;
-    for (hlo::ShapeId id = 0; id < module.shapes.size() && !tiled; ++id) {
-      const hlo::Shape& shape = module.shapes.get(id);
-      tiled = shape.layout && !shape.layout->tiles.empty();
-    }
-    if (tiled && out.backend.empty()) out.backend = "tpu";
-    analysis::AssignmentOptions assign;
-    assign.padded_sizes = tiled;
-    assign.alignment = options.alignment > 0 ? options.alignment
-                       : out.backend == "gpu"  ? 256
-                                               : 64;
     std::optional<ScopedPhase> phase(std::in_place, "analyze");
     absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
-        analysis::BufferAssignment::Run(module, assign);
+        analysis::BufferAssignment::Run(module, target);
     if (!assignment.ok()) return assignment.status();
     out.profile = analysis::ComputeMemoryProfile(**assignment);
     out.computed = FromAssignment(**assignment, out.profile);
@@ -274,12 +312,13 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
       out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
     } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
       out.estimate_reason = "before-optimizations HLO: XLA's passes will change it";
-    } else if (!out.backend.empty() && out.backend != "cpu") {
-      out.estimate_reason = absl::StrCat(
-          "the ", out.backend, " backend's buffer assignment is reproduced approximately");
+    } else if (!target.exact()) {
+      out.estimate_reason = target.caveat();
     }
     out.exact = out.estimate_reason.empty();
     if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
+    out.memory_spaces = SpaceTotals(target, &(*assignment)->stats().color_bytes,
+                                    xla_stats ? &xla_stats->color_bytes : nullptr);
     phase.emplace("detect");
     out.findings = detect::RunDetectors(
         detect::DetectorInput{module, **assignment, out.profile}, options.detect);

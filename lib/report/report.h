@@ -19,6 +19,7 @@
 #include "lib/base/memory_stats.h"
 #include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
+#include "lib/target/target.h"
 
 namespace hlomem::report {
 
@@ -97,10 +98,27 @@ struct DeviceFit {
   int64_t shortfall = 0;  // needed - usable when it does not fit
 };
 
+// One memory space (allocation colour) of a module: HBM, VMEM, SMEM,
+// host... with the sum of its allocations, hlomem's and XLA's.
+struct MemorySpaceTotals {
+  int64_t color = 0;
+  std::string name;        // the target's name for it: "HBM", "device", "VMEM"
+  bool is_device = false;  // device memory (GPU memory, TPU HBM)
+  bool is_host = false;
+  std::optional<int64_t> computed_bytes;
+  std::optional<int64_t> xla_bytes;
+};
+
 struct ModuleReport {
   std::string name;
   std::vector<std::string> files;
   std::string backend;  // "cpu", "gpu", "tpu", "" when unknown
+  std::string target;   // "cpu", "gpu sm_9.0a", "tpu v5e": the rules applied
+  // The device the dump was compiled for, when its files name one.
+  std::optional<target::DeviceMemory> device;
+  // The target's share of device memory the framework lets XLA use.
+  double default_mem_fraction = 1.0;
+  std::vector<MemorySpaceTotals> memory_spaces;  // by colour
   std::string stage;    // "after_optimizations", "before_optimizations", ...
   bool scheduled = false;
   // True when the computed numbers reproduce XLA's exactly (a scheduled CPU
@@ -135,13 +153,22 @@ struct Report {
 struct ReportOptions {
   dump::LoadOptions load;
   std::string module_regex;  // empty: all modules
-  // Heap alignment; 0 picks the backend's (CPU 64, GPU 256).
+  // --target ("tpu-v5e", "h100", ...); "" resolves it from the dump.
+  std::string target;
+  // Heap alignment; 0 picks the target's (CPU 64, GPU 256, TPU 512).
   int64_t alignment = 0;
   detect::DetectOptions detect;
   // Called before each module is analysed (done < total) and once at the
   // end (done == total); for a progress line on a terminal.
   std::function<void(size_t done, size_t total, const std::string& name)> progress;
 };
+
+// The target a loaded module was compiled for (target/resolve.h), from
+// --target, the dump's target files, its file names, then the HLO: the one
+// resolution every command uses.
+absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,
+                                                                   const std::string& requested,
+                                                                   int64_t alignment);
 
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options);

@@ -17,6 +17,7 @@
 #include "lib/base/file_contents.h"
 #include "lib/detect/detectors.h"
 #include "lib/hlo/text_parser.h"
+#include "lib/target/tpu.h"
 #include "nlohmann/json.hpp"
 
 namespace hlomem::detect {
@@ -46,6 +47,7 @@ const nlohmann::json& Case(const std::string& name) {
 // One module analysed the way `hlomem report` does.
 struct Analysis {
   std::vector<hlo::Module> modules;
+  std::unique_ptr<target::Target> target;
   std::unique_ptr<analysis::BufferAssignment> assignment;
   analysis::MemoryProfile profile;
 
@@ -59,9 +61,8 @@ struct Analysis {
 std::unique_ptr<Analysis> Analyze(std::vector<hlo::Module> modules, bool padded_sizes = false) {
   auto out = std::make_unique<Analysis>();
   out->modules = std::move(modules);
-  analysis::AssignmentOptions options;
-  options.padded_sizes = padded_sizes;
-  auto assignment = analysis::BufferAssignment::Run(out->modules.front(), options);
+  out->target = padded_sizes ? target::MakeTpuTarget(nullptr) : target::MakeCpuTarget();
+  auto assignment = analysis::BufferAssignment::Run(out->modules.front(), *out->target);
   EXPECT_TRUE(assignment.ok()) << assignment.status().message();
   if (!assignment.ok()) return nullptr;
   out->assignment = std::move(*assignment);

@@ -1,0 +1,109 @@
+// The target layer: what XLA's buffer assigner asks its backend, answered
+// per backend and device generation in one place. The analysis sizes,
+// colours, aligns and shares buffers through a Target; the reports name
+// memory spaces and judge device fit through it. Modelled on the hooks of
+// XLA's BufferAssigner (size function, colour alignment, colorer, AliasInfo)
+// and on what each runtime reserves.
+#ifndef HLOMEM_LIB_TARGET_TARGET_H_
+#define HLOMEM_LIB_TARGET_TARGET_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "lib/hlo/module.h"
+
+namespace hlomem::target {
+
+enum class Backend : uint8_t { kUnknown, kCpu, kGpu, kTpu };
+// "cpu", "gpu", "tpu", "" for kUnknown.
+absl::string_view BackendName(Backend backend);
+
+// The memory space (layout S(n), allocation colour) of host memory on CPU,
+// GPU and TPU: Layout::kHostMemorySpace.
+inline constexpr int64_t kHostColor = 5;
+
+// A memory space as the backend uses it.
+struct MemorySpace {
+  std::string name;          // "device", "HBM", "VMEM", "SMEM", "host", "S(3)"
+  bool is_host = false;  // memory_analysis() counts it in the host_* fields
+  // Device memory (GPU memory, TPU HBM): memory_analysis() counts it in its
+  // device fields, and device fit checks it. Not on-chip memories.
+  bool is_main = false;
+};
+
+// The memory a device offers programs, as its runtime or compiler states it.
+struct DeviceMemory {
+  std::string device;     // "tpu v5e", "NVIDIA H100 80GB HBM3"
+  int64_t capacity = 0;   // physical bytes of the main memory
+  // Bytes XLA lets one program use; nullopt when the dump does not
+  // determine it (GPU: the framework's preallocation decides).
+  std::optional<int64_t> program_limit;
+  std::string limit_source;  // where program_limit comes from
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  Backend backend() const { return backend_; }
+  // "cpu", "gpu sm_9.0", "tpu v5e": for reports and messages.
+  const std::string& name() const { return name_; }
+
+  // XLA's BufferSizeBytesFunction for an array, token or tuple leaf: what
+  // one buffer of `shape` occupies. Tuples are 8-byte pointer tables.
+  virtual int64_t BufferBytes(const hlo::ShapeTable& shapes, hlo::ShapeId shape) const;
+
+  // The colorer: a value's colour from its defining shape's layout.
+  virtual int64_t ColorOf(const hlo::Shape& shape) const;
+
+  // Chunk alignment in the heap of `color`, and between combined temps.
+  virtual int64_t Alignment(int64_t color) const = 0;
+
+  // The memory space behind a colour.
+  virtual MemorySpace Space(int64_t color) const;
+
+  // XLA's AliasInfo::MayAlias: whether `user` may write its output at
+  // `user_index` into the buffer of `operand`'s value at `operand_index`.
+  // nullopt leaves the decision to the generic rules (the CPU answer).
+  virtual std::optional<bool> MayAlias(const hlo::Module& module, hlo::InstrId operand,
+                                       const hlo::ShapeIndex& operand_index, hlo::InstrId user,
+                                       const hlo::ShapeIndex& user_index) const;
+
+  // The device the dump was compiled for, when it names one.
+  const std::optional<DeviceMemory>& device() const { return device_; }
+
+  // The share of a device's memory the framework hands XLA when the user
+  // gives none: JAX preallocates 75% on GPUs; TPUs offer the program limit.
+  virtual double DefaultMemFraction() const { return 1.0; }
+
+  // Whether hlomem reproduces this backend's assignment byte for byte;
+  // when not, why (shown beside the computed figures).
+  virtual bool exact() const { return false; }
+  virtual std::string caveat() const;
+
+ protected:
+  Target(Backend backend, std::string name) : backend_(backend), name_(std::move(name)) {}
+
+  std::optional<DeviceMemory> device_;
+
+ private:
+  Backend backend_;
+  std::string name_;
+};
+
+// XLA:CPU: logical sizes, one memory space (plus host), 64-byte chunks
+// (EIGEN_MAX_ALIGN_BYTES of XLA's Eigen build) unless `alignment` > 0.
+std::unique_ptr<Target> MakeCpuTarget(int64_t alignment = 0);
+
+// A module whose backend nothing tells: XLA:CPU's rules, no backend name.
+std::unique_ptr<Target> MakeUnknownTarget(int64_t alignment = 0);
+
+// The default target of analyses given none: XLA:CPU.
+const Target& DefaultTarget();
+
+}  // namespace hlomem::target
+
+#endif  // HLOMEM_LIB_TARGET_TARGET_H_

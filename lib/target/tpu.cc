@@ -1,0 +1,116 @@
+// XLA:TPU. What its dumps show (testdata/accel/tpu_*):
+// - every array is laid out in tiles (T(8,128), scalars T(128) or T(256)...),
+//   and a buffer occupies its padded size (ShapeUtil::ArraySize);
+// - colours are memory spaces: 0 HBM, 1 VMEM, 2 SMEM, 5 pinned host;
+// - the runtime offers a program less HBM than the chip has.
+#include "lib/target/tpu.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "lib/base/bytes.h"
+#include "lib/target/target_files.h"
+
+namespace hlomem::target {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// HBM per XLA device, and the limit XLA:TPU's CompileTimeHbmOom names
+// ("available HBM (15.75G)", two decimals of GiB).
+constexpr TpuGeneration kGenerations[] = {
+    {"v2", 8 * kGiB, 0},
+    {"v3", 16 * kGiB, 0},
+    {"v4", 32 * kGiB, 30 * kGiB + 768 * kMiB},
+    {"v5e", 16 * kGiB, 15 * kGiB + 768 * kMiB},
+    {"v5p", 95 * kGiB + 756 * kMiB, 95 * kGiB + 748 * kMiB},
+    {"v6e", 32 * kGiB, 31 * kGiB + 246 * kMiB},
+};
+
+// Buffer chunks in HBM start on 512-byte boundaries, as the smallest
+// buffers (a tiled scalar, a tuple table) occupy 512 bytes.
+constexpr int64_t kTpuAlignment = 512;
+
+class TpuTarget final : public Target {
+ public:
+  TpuTarget(const TpuGeneration* generation, int64_t alignment)
+      : Target(Backend::kTpu,
+               generation ? absl::StrCat("tpu ", generation->name) : std::string("tpu")),
+        alignment_(alignment > 0 ? alignment : kTpuAlignment) {
+    if (generation != nullptr) {
+      DeviceMemory memory;
+      memory.device = name();
+      memory.capacity = generation->hbm_bytes;
+      if (generation->program_hbm_bytes > 0) {
+        memory.program_limit = generation->program_hbm_bytes;
+        memory.limit_source = "XLA:TPU's available HBM";
+      }
+      device_ = memory;
+    }
+  }
+
+  int64_t BufferBytes(const hlo::ShapeTable& shapes, hlo::ShapeId id) const override {
+    const hlo::Shape& shape = shapes.get(id);
+    if (shape.is_tuple()) return RoundUpTo(std::max<int64_t>(shapes.ByteSize(id), 1), kTpuAlignment);
+    return shapes.PaddedByteSize(id);
+  }
+
+  int64_t Alignment(int64_t color) const override { return color == 0 ? alignment_ : 1; }
+
+  MemorySpace Space(int64_t color) const override {
+    MemorySpace space;
+    switch (color) {
+      case 0: space.name = "HBM"; space.is_main = true; break;
+      case 1: space.name = "VMEM"; break;
+      case 2: space.name = "SMEM"; break;
+      case 3: space.name = "CMEM"; break;
+      case kHostColor: space.name = "host"; space.is_host = true; break;
+      default: space.name = absl::StrCat("S(", color, ")"); break;
+    }
+    return space;
+  }
+
+ private:
+  int64_t alignment_;
+};
+
+}  // namespace
+
+const TpuGeneration* FindTpuGeneration(absl::string_view name) {
+  std::string key = absl::AsciiStrToLower(name);
+  absl::StrReplaceAll({{" ", ""}, {"tpu", ""}}, &key);
+  if (key == "v5lite" || key == "v5litepod") key = "v5e";
+  if (key == "v6lite" || key == "v6litepod" || key == "trillium") key = "v6e";
+  if (key == "v5") key = "v5p";
+  for (const TpuGeneration& g : kGenerations) {
+    if (g.name == key) return &g;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<const TpuGeneration*> ParseTpuTargetArguments(absl::string_view path,
+                                                             absl::string_view text) {
+  std::string version, variant;
+  absl::Status status = ForEachTextProtoField(
+      path, text, [&](const std::string& field, const std::string& value) {
+        if (field == "tpu_topology_args.version") version = value;
+        if (field == "tpu_topology_args.variant") variant = value;
+      });
+  if (!status.ok()) return status;
+  // libtpu's code names for the generations.
+  const bool lite = variant == "lite";
+  if (version == "TPU_VERSION_JELLYFISH") return FindTpuGeneration("v2");
+  if (version == "TPU_VERSION_DRAGONFISH") return FindTpuGeneration("v3");
+  if (version == "TPU_VERSION_PUFFERFISH" && !lite) return FindTpuGeneration("v4");
+  if (version == "TPU_VERSION_VIPERFISH") return FindTpuGeneration(lite ? "v5e" : "v5p");
+  if (version == "TPU_VERSION_GHOSTLITE") return FindTpuGeneration("v6e");
+  return static_cast<const TpuGeneration*>(nullptr);
+}
+
+std::unique_ptr<Target> MakeTpuTarget(const TpuGeneration* generation, int64_t alignment) {
+  return std::make_unique<TpuTarget>(generation, alignment);
+}
+
+}  // namespace hlomem::target
