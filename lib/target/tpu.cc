@@ -29,16 +29,20 @@ constexpr TpuGeneration kGenerations[] = {
     {"v6e", 32 * kGiB, 31 * kGiB + 246 * kMiB},
 };
 
-// Buffer chunks in HBM start on 512-byte boundaries, as the smallest
-// buffers (a tiled scalar, a tuple table) occupy 512 bytes.
-constexpr int64_t kTpuAlignment = 512;
+// Chunk offsets in XLA:TPU's heaps: every HBM temp offset in the dumps is a
+// multiple of 16 KiB, VMEM's of 4 KiB, SMEM's of 4 bytes.
+constexpr int64_t kHbmAlignment = 16384;
+constexpr int64_t kVmemAlignment = 4096;
+constexpr int64_t kSmemAlignment = 4;
+// The smallest HBM buffers (a tiled scalar, a tuple table) take 512 bytes.
+constexpr int64_t kTupleTableBytes = 512;
 
 class TpuTarget final : public Target {
  public:
   TpuTarget(const TpuGeneration* generation, int64_t alignment)
       : Target(Backend::kTpu,
                generation ? absl::StrCat("tpu ", generation->name) : std::string("tpu")),
-        alignment_(alignment > 0 ? alignment : kTpuAlignment) {
+        alignment_(alignment) {
     if (generation != nullptr) {
       DeviceMemory memory;
       memory.device = name();
@@ -53,11 +57,20 @@ class TpuTarget final : public Target {
 
   int64_t BufferBytes(const hlo::ShapeTable& shapes, hlo::ShapeId id) const override {
     const hlo::Shape& shape = shapes.get(id);
-    if (shape.is_tuple()) return RoundUpTo(std::max<int64_t>(shapes.ByteSize(id), 1), kTpuAlignment);
+    if (shape.is_tuple()) {
+      return RoundUpTo(std::max<int64_t>(shapes.ByteSize(id), 1), kTupleTableBytes);
+    }
     return shapes.PaddedByteSize(id);
   }
 
-  int64_t Alignment(int64_t color) const override { return color == 0 ? alignment_ : 1; }
+  int64_t Alignment(int64_t color) const override {
+    if (alignment_ > 0) return alignment_;
+    switch (color) {
+      case 1: return kVmemAlignment;
+      case 2: return kSmemAlignment;
+      default: return kHbmAlignment;
+    }
+  }
 
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
@@ -73,7 +86,7 @@ class TpuTarget final : public Target {
   }
 
  private:
-  int64_t alignment_;
+  int64_t alignment_;  // --alignment for every colour; 0 for XLA:TPU's own
 };
 
 }  // namespace
