@@ -306,6 +306,11 @@ class BufferAssigner {
     if (buffer_size(b) > a.size) return false;
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
+    if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b)) {
+      for (const Allocation::Slice& slice : a.slices) {
+        if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
+      }
+    }
     for (const Allocation::Slice& slice : a.slices) {
       for (ValueId v : df_->buffer_values(b)) {
         if (LiveRangeInterferes(slice.value, v)) return false;

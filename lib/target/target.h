@@ -72,6 +72,11 @@ class Target {
                                        const hlo::ShapeIndex& operand_index, hlo::InstrId user,
                                        const hlo::ShapeIndex& user_index) const;
 
+  // Whether a temp may be placed in an output's allocation when their live
+  // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs
+  // to themselves.
+  virtual bool TempsShareOutputAllocations() const { return true; }
+
   // The device the dump was compiled for, when it names one.
   const std::optional<DeviceMemory>& device() const { return device_; }
 

@@ -72,6 +72,8 @@ class TpuTarget final : public Target {
     }
   }
 
+  bool TempsShareOutputAllocations() const override { return false; }
+
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
     switch (color) {
