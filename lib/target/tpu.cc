@@ -34,6 +34,8 @@ constexpr TpuGeneration kGenerations[] = {
 constexpr int64_t kHbmAlignment = 16384;
 constexpr int64_t kVmemAlignment = 4096;
 constexpr int64_t kSmemAlignment = 4;
+constexpr int64_t kSmemColor = 2;
+constexpr int64_t kUntiledScalarElements = 1024;
 // The smallest HBM buffers (a tiled scalar, a tuple table) take 512 bytes.
 constexpr int64_t kTupleTableBytes = 512;
 
@@ -59,6 +61,13 @@ class TpuTarget final : public Target {
     const hlo::Shape& shape = shapes.get(id);
     if (shape.is_tuple()) {
       return RoundUpTo(std::max<int64_t>(shapes.ByteSize(id), 1), kTupleTableBytes);
+    }
+    // A scalar without a tile (in a comparator or reducer, where XLA:TPU
+    // prints no layout) takes the 1024-element tile of a vector register,
+    // except in SMEM, which holds scalars as they are.
+    if (shape.is_array() && shape.dims.empty() && ColorOf(shape) != kSmemColor &&
+        (!shape.layout || shape.layout->tiles.empty())) {
+      return kUntiledScalarElements * shapes.ByteSize(id);
     }
     return shapes.PaddedByteSize(id);
   }
