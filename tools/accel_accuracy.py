@@ -81,6 +81,12 @@ def main():
                     for c in colors)
         tally["exact"] += exact
         tally["close"] += close
+        for c in colors:
+            space = next((sp["name"] for sp in module["memory_spaces"] if sp["color"] == c), str(c))
+            tally[("space", space, "n")] += 1
+            tally[("space", space, "exact")] += computed.get(c, 0) == xla.get(c, 0)
+            tally[("space", space, "close")] += (abs(computed.get(c, 0) - xla.get(c, 0)) <=
+                                                0.005 * max(xla.get(c, 0), 1))
         ma_path = os.path.join(case_dir, "memory_analysis.json")
         ma_ok = None
         if os.path.exists(ma_path):
@@ -102,6 +108,10 @@ def main():
         print(f"{backend}: {t['exact']}/{t['modules']} modules exact in every memory space, "
               f"{t['close']}/{t['modules']} within 0.5%, "
               f"{t['ma_exact']}/{t['ma_cases']} memory_analysis() exact")
+        spaces = sorted({k[1] for k in t if isinstance(k, tuple)})
+        for space in spaces:
+            print(f"  {space:8} {t[('space', space, 'exact')]}/{t[('space', space, 'n')]} exact, "
+                  f"{t[('space', space, 'close')]}/{t[('space', space, 'n')]} within 0.5%")
         failed |= t["exact"] != t["modules"]
     return 1 if failed else 0
 

@@ -268,6 +268,9 @@ std::vector<Dataflow::InPlacePair> Dataflow::ComputeInPlacePairs(
       pairs.push_back({1, {}, {}});
       break;
     case Opcode::kCustomCall:
+    case Opcode::kAsyncStart:
+      // XLA:GPU wraps an in-place all-reduce as an async-start whose
+      // output_to_operand_aliasing ties its result {1} to the operand.
       for (const hlo::OutputOperandAlias& a : m.output_operand_aliases(i)) {
         pairs.push_back({static_cast<uint32_t>(a.operand), a.operand_index, a.output_index});
       }
