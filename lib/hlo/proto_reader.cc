@@ -271,6 +271,7 @@ CallRole CalleeRole(Opcode opcode, int k) {
     case Opcode::kMap:
     case Opcode::kReduce:
     case Opcode::kReduceWindow:
+    case Opcode::kScan:
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
     case Opcode::kReduceScatter:

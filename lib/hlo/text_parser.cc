@@ -450,6 +450,30 @@ class TextParser {
     return true;
   }
 
+  // A custom-call's literal= value, as XLA prints it: the shape, a space,
+  // then the value ("f32[] 0.1", "s32[2]{0} {1, 2}", "(f32[], s32[]) (1, 2)").
+  // The general rule would end a scalar's value at the space.
+  bool LexLiteralAttributeValue(absl::string_view* out) {
+    SkipSpace();
+    const char* start = p_;
+    if (!LooksLikeShape()) return LexAttributeValue(out);
+    if (!ScanShapeExtent()) return false;
+    const char* q = p_;
+    while (q < end_ && (*q == ' ' || *q == '\t')) ++q;
+    if (q < end_ && (*q == '{' || *q == '(')) {
+      p_ = q;
+      if (!SkipBalanced()) return false;
+    } else {
+      // A scalar: a number, true/false, nan, -inf, ... up to a separator.
+      const char* token = q;
+      while (q < end_ && ClassOf(*q) == kPlain) ++q;
+      if (q == token) return Error(token, "expected the literal's value after its shape");
+      p_ = q;
+    }
+    *out = absl::string_view(start, static_cast<size_t>(p_ - start));
+    return true;
+  }
+
   // ---- shapes ----------------------------------------------------------------
   // Finds the end of the shape starting at p_ without interpreting it, so
   // the text can be looked up in the cache of shapes already parsed.
@@ -650,7 +674,7 @@ class TextParser {
   }
 
   // ---- module ----------------------------------------------------------------
-  // module ::= ('HloModule' name (',' attribute)*)? stack_frames? computation*
+  // module ::= ('HloModule' name ':'? (',' attribute)*)? stack_frames? computation*
   bool ParseModule(Module* module) {
     module_ = module;
     module->source = file_;
@@ -667,6 +691,10 @@ class TextParser {
     const char* module_start = p_;
     if (ConsumeKeyword("HloModule")) {
       if (!LexName(&module->name, "a module name")) return false;
+      // "HloModule m:", as 2017-era printers wrote it and XLA's own tests
+      // still do: XLA's lexer reads a name with a colon right after it as
+      // one token, so XLA takes it, with or without attributes after.
+      if (p_ < end_ && *p_ == ':') ++p_;
       while (Consume(',')) {
         if (!ParseHeaderAttribute()) return false;
       }
@@ -1611,7 +1639,9 @@ class TextParser {
       }
       UndoMetadataParse(instr, previous, metadata_count, value_start);
     }
-    if (!LexAttributeValue(&value)) return false;
+    if (key == "literal" ? !LexLiteralAttributeValue(&value) : !LexAttributeValue(&value)) {
+      return false;
+    }
     AddAttribute(key, value);
 
     auto computation_list = [&](CallRole role) {

@@ -340,6 +340,9 @@ absl::Status VerifyInstruction(const Module& m, InstrId i) {
     case Opcode::kFusion:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kCalls, "calls"));
       break;
+    case Opcode::kScan:
+      HLOMEM_RETURN_IF_ERROR(needs(CallRole::kToApply, "to_apply"));
+      break;
     case Opcode::kCall:
       if (m.callee(i, CallRole::kToApply) == kNoId && m.callee(i, CallRole::kCalls) == kNoId) {
         return m.InstructionError(i, "call needs to_apply=");

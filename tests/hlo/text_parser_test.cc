@@ -416,6 +416,104 @@ TEST(TextParserErrorTest, EmptyFile) {
             "^");
 }
 
+TEST(TextParserTest, ScanOpcode) {
+  // XLA 2026's scan: inputs, then carries (num_carries of them); to_apply
+  // runs once per step of the scanned dimension.
+  Module m = ParseOne(R"(
+HloModule scan_module
+
+%combine (x: f32[], carry: f32[]) -> (f32[], f32[]) {
+  %x = f32[] parameter(0)
+  %carry = f32[] parameter(1)
+  %sum = f32[] add(%x, %carry)
+  ROOT %t = (f32[], f32[]) tuple(%sum, %sum)
+}
+
+ENTRY %main (xs: f32[8]) -> (f32[8], f32[]) {
+  %xs = f32[8]{0} parameter(0)
+  %init = f32[] constant(0)
+  ROOT %s = (f32[8]{0}, f32[]) scan(%xs, %init), dimensions={0}, num_carries=1, is_reverse=false, is_associative=true, to_apply=%combine
+}
+)");
+  EXPECT_EQ(m.name, "scan_module");
+  const InstrId s = m.FindInstruction("s");
+  ASSERT_NE(s, kNoId);
+  EXPECT_EQ(m.instr(s).opcode, Opcode::kScan);
+  EXPECT_EQ(OpcodeName(Opcode::kScan), "scan");
+  EXPECT_EQ(m.opcode_text(s), "scan");
+  EXPECT_EQ(m.operands(s).size(), 2u);
+  EXPECT_EQ(m.operands(s)[0], m.FindInstruction("xs"));
+  const CompId combine = m.FindComputation("combine");
+  EXPECT_EQ(m.callee(s, CallRole::kToApply), combine);
+  EXPECT_FALSE(m.comp(combine).is_fusion);
+  EXPECT_THAT(m.dimensions(s), ElementsAre(0));
+  EXPECT_EQ(m.attribute(s, "num_carries"), "1");
+  EXPECT_EQ(m.attribute(s, "is_associative"), "true");
+  EXPECT_TRUE(m.shape_of(s).is_tuple());
+  EXPECT_EQ(m.comp(m.entry).root, s);
+}
+
+TEST(TextParserTest, ScanNeedsToApply) {
+  EXPECT_THAT(ParseError("ENTRY e {\n  p = f32[8] parameter(0)\n  c = f32[] constant(0)\n"
+                         "  ROOT s = f32[] scan(p, c), dimensions={0}, num_carries=1\n}\n"),
+              ::testing::HasSubstr("test.hlo:4:3: error: scan needs to_apply="));
+}
+
+TEST(TextParserTest, CustomCallLiteralAttribute) {
+  // XLA prints a custom-call's literal with its shape: a scalar's value
+  // follows the shape after a space.
+  Module m = ParseOne(R"(
+HloModule m
+
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  a = f32[4]{0} custom-call(p), custom_call_target="foo", literal=f32[] 0.1
+  b = f32[4]{0} custom-call(a), custom_call_target="bar", literal=s32[2]{0} {1, 2}, api_version=API_VERSION_STATUS_RETURNING
+  c = f32[4]{0} custom-call(b), literal=f32[] -inf, custom_call_target="baz"
+  ROOT d = f32[4]{0} custom-call(c), custom_call_target="qux", literal=(f32[], s32[]) (1, 2)
+}
+)");
+  const InstrId a = m.FindInstruction("a");
+  const InstrId b = m.FindInstruction("b");
+  const InstrId c = m.FindInstruction("c");
+  const InstrId d = m.FindInstruction("d");
+  EXPECT_EQ(m.instr(a).opcode, Opcode::kCustomCall);
+  EXPECT_EQ(m.custom_call_target(a), "foo");
+  EXPECT_EQ(m.attribute(a, "literal"), "f32[] 0.1");
+  EXPECT_EQ(m.operands(a).size(), 1u);
+  EXPECT_EQ(m.custom_call_target(b), "bar");
+  EXPECT_EQ(m.attribute(b, "literal"), "s32[2]{0} {1, 2}");
+  EXPECT_EQ(m.attribute(b, "api_version"), "API_VERSION_STATUS_RETURNING");
+  EXPECT_EQ(m.attribute(c, "literal"), "f32[] -inf");
+  EXPECT_EQ(m.custom_call_target(c), "baz");
+  EXPECT_EQ(m.attribute(d, "literal"), "(f32[], s32[]) (1, 2)");
+  EXPECT_EQ(m.comp(m.entry).root, d);
+}
+
+TEST(TextParserTest, CustomCallLiteralWithoutValue) {
+  EXPECT_THAT(ParseError("ENTRY e {\n  ROOT a = f32[] custom-call(), custom_call_target=\"f\", "
+                         "literal=f32[], api_version=API_VERSION_ORIGINAL\n}\n"),
+              ::testing::HasSubstr("test.hlo:2:70: error: expected the literal's value after "
+                                   "its shape"));
+}
+
+TEST(TextParserTest, ModuleNameWithTrailingColon) {
+  // XLA's lexer reads "name:" as one name token, so XLA parses these headers
+  // (its printer writes no colon; 2017 texts and hand-written tests do).
+  Module m = ParseOne("HloModule colon_module:\n\n"
+                      "ENTRY e {\n  ROOT p = f32[2]{0} parameter(0)\n}\n");
+  EXPECT_EQ(m.name, "colon_module");
+  EXPECT_EQ(m.computations.size(), 1u);
+
+  Module with_layout = ParseOne(
+      "HloModule jit_g:, is_scheduled=true, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n"
+      "ENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n");
+  EXPECT_EQ(with_layout.name, "jit_g");
+  EXPECT_TRUE(with_layout.is_scheduled);
+  EXPECT_EQ(with_layout.entry_computation_layout, "{(f32[2]{0})->f32[2]{0}}");
+  EXPECT_EQ(with_layout.instr(with_layout.comp(with_layout.entry).root).opcode, Opcode::kNegate);
+}
+
 TEST(TextParserErrorTest, TupleNestingLimit) {
   std::string deep = "ENTRY e {\n  ROOT a = ";
   for (int i = 0; i < 2000; ++i) deep += "(";
