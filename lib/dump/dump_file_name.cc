@@ -144,6 +144,19 @@ std::optional<SuffixMatch> MatchAfterOptimizations(absl::string_view stem) {
       if (sm_start == 0 || stem[sm_start - 1] == '.') start = sm_start;
     }
   }
+  // XLA:TPU writes its backend as a token of its own, `cl_<changelist>.`,
+  // before a bare `after_optimizations`.
+  if (start == pos && start > 0) {
+    const size_t previous = TokenStart(stem, start - 1);
+    const absl::string_view token = stem.substr(previous, start - 1 - previous);
+    if (absl::StartsWith(token, "cl_") && AllDigits(token.substr(3))) {
+      SuffixMatch match;
+      match.suffix_start = previous;
+      match.stage = Stage::kAfterOptimizations;
+      match.backend = std::string(token);
+      return match;
+    }
+  }
   SuffixMatch match;
   match.suffix_start = start;
   match.stage = Stage::kAfterOptimizations;

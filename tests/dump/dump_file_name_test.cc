@@ -62,6 +62,21 @@ INSTANTIATE_TEST_SUITE_P(
         NameCase{"module_0042.jit_train_step.sm_9.0_gpu_after_optimizations.txt", "", 42, "jit_train_step", "sm_9.0_gpu_after_optimizations", "sm_9.0", kAfter, FileKind::kHloText, false},
         NameCase{"module_0042.jit_train_step.sm_12.0_gpu_after_optimizations-buffer-assignment.txt", "", 42, "jit_train_step", "sm_12.0_gpu_after_optimizations", "sm_12.0", kAfter, FileKind::kBufferAssignment, false},
         NameCase{"module_0052.jit_apply_fn.gfx942_gpu_after_optimizations.txt", "", 52, "jit_apply_fn", "gfx942_gpu_after_optimizations", "gfx942", kAfter, FileKind::kHloText, false},
+        // A feature letter after the minor version: sm_90a (H100), sm_100a (B200).
+        NameCase{"module_0001.jit_f.sm_9.0a_gpu_after_optimizations.txt", "", 1, "jit_f", "sm_9.0a_gpu_after_optimizations", "sm_9.0a", kAfter, FileKind::kHloText, false},
+        NameCase{"module_0001.jit_f.sm_10.0a_gpu_after_optimizations-buffer-assignment.txt", "", 1, "jit_f", "sm_10.0a_gpu_after_optimizations", "sm_10.0a", kAfter, FileKind::kBufferAssignment, false},
+        NameCase{"module_0001.jit_f.sm_10.0f_gpu_after_optimizations-memory-usage-report.txt", "", 1, "jit_f", "sm_10.0f_gpu_after_optimizations", "sm_10.0f", kAfter, FileKind::kMemoryUsageReport, false},
+        // ROCm: the gfx architecture, no dot.
+        NameCase{"module_0001.jit_f.gfx942_gpu_after_optimizations.txt", "", 1, "jit_f", "gfx942_gpu_after_optimizations", "gfx942", kAfter, FileKind::kHloText, false},
+        NameCase{"module_0001.jit_f.gfx90a_gpu_after_optimizations-buffer-assignment.txt", "", 1, "jit_f", "gfx90a_gpu_after_optimizations", "gfx90a", kAfter, FileKind::kBufferAssignment, false},
+        // XLA:TPU (deviceless compile): the backend is a token of its own,
+        // "cl_" and the compiler's changelist number, before the stage.
+        NameCase{"module_0000.jit_f.cl_1004524046.after_optimizations.txt", "", 0, "jit_f", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kHloText, false},
+        NameCase{"module_0000.jit_sort_widened.cl_1004524046.after_optimizations-buffer-assignment.txt", "", 0, "jit_sort_widened", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kBufferAssignment, false},
+        NameCase{"module_0000.jit_f.cl_1004524046.after_optimizations-memory-usage-report.txt", "", 0, "jit_f", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kMemoryUsageReport, false},
+        NameCase{"module_0000.cl_1004524046.after_optimizations.txt", "", 0, "", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kHloText, false},
+        // Only cl_ and digits make a TPU token: anything else stays in the name.
+        NameCase{"module_0000.jit_f.cl_x1.after_optimizations.txt", "", 0, "jit_f.cl_x1", "after_optimizations", "", kAfter, FileKind::kHloText, false},
         // Module names with dots and digits.
         NameCase{"module_0007.SyncTensorsGraph.1760.sm_8.0_gpu_after_optimizations.txt", "", 7, "SyncTensorsGraph.1760", "sm_8.0_gpu_after_optimizations", "sm_8.0", kAfter, FileKind::kHloText, false},
         NameCase{"module_0007.SyncTensorsGraph.1760.before_optimizations.txt", "", 7, "SyncTensorsGraph.1760", "before_optimizations", "", kBefore, FileKind::kHloText, false},
