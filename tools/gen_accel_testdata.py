@@ -12,9 +12,9 @@ Usage (normally through tools/gen_accel_testdata.sh, which creates the virtualen
 Targets (TARGETS below): tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e (libtpu from jax[tpu]) and
 gpu_h100, gpu_a100 (jax[cuda12] with XLA's device specs from shared/targets/gpu/). Every
 worker runs with JAX_PLATFORMS=cpu: no TPU or GPU is opened, the topology is described to
-the compiler. Only one libtpu process may run at a time (libtpu's lockfile), so one driver
-compiles its TPU cases one after the other; GPU targets may run in a second driver at the same
-time.
+the compiler. libtpu takes a lockfile (one process per TPU host); workers set
+ALLOW_MULTIPLE_LIBTPU_LOAD=1, which deviceless compiles tolerate, so drivers for different
+targets (TPU or GPU) may run side by side, one per core.
 
 For each case a fresh worker (this file with --worker) compiles the program with
 XLA_FLAGS=--xla_dump_to=TMP; single-device programs get SingleDeviceSharding(device 0),
@@ -71,7 +71,7 @@ MULTI_DEVICE_TAG = "multi-device"
 # memory-usage report, and case.json lists files_dropped_for_size.
 KEEP_BIG_FILES_ON = {
     "big_unrolled_transformer_train": ["tpu_v5e"],
-    "big_unrolled_transformer_48_forward": ["tpu_v5e", "gpu_h100"],
+    "big_unrolled_transformer_48_forward": ["gpu_h100"],
 }
 # Target files (execution_options.txt, ...) larger than this are not kept (execution_options
 # lists one line per parameter: 53 KB for the 1056-parameter big_unrolled_transformer_train).
@@ -286,7 +286,11 @@ def run_worker(py, target, name, dump, tmp_res=None):
     """Runs one compile in a fresh process; dump=None compiles without dumping."""
     tmp_res = tmp_res or os.path.join(os.path.dirname(dump), "result.json")
     flags = (["--xla_dump_to=" + dump] + BASE_FLAGS) if dump else []
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2")
+    # ALLOW_MULTIPLE_LIBTPU_LOAD: libtpu takes /tmp/libtpu_lockfile so that two processes do
+    # not drive one TPU; deviceless compiles open no TPU, so drivers for different TPU
+    # targets may run side by side with it set.
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2",
+               ALLOW_MULTIPLE_LIBTPU_LOAD="1")
     if flags:
         env["XLA_FLAGS"] = " ".join(flags)
     else:
@@ -492,7 +496,57 @@ def run_case(target, c, pys, keep_tmp=False):
     return res["verdict"]
 
 
+SHARED_KINDS = ("target_arguments.txt", "execution_options.txt", "gpu_target_config.pbtxt")
+
+
+def share_target_files(target):
+    """Target files XLA wrote that are byte-identical for most cases of a target (the topology,
+    the execution options of single-device programs, the GPU spec) are kept once as
+    <target>/<kind>; a case keeps its own copy only when it differs (e.g. the execution options
+    of multi-device programs). case.json:shared_target_files names the file each case dumped.
+    Idempotent; runs before every manifest build."""
+    tdir = os.path.join(OUT, target)
+    per_kind = {}
+    for d in sorted(os.listdir(tdir)):
+        cdir = os.path.join(tdir, d)
+        if not os.path.isfile(os.path.join(cdir, "case.json")):
+            continue
+        for fn in os.listdir(cdir):
+            for kind in SHARED_KINDS:
+                if fn.startswith("module_") and fn.endswith("." + kind):
+                    per_kind.setdefault(kind, []).append((d, fn, sha256(os.path.join(cdir, fn))))
+    for kind, entries in per_kind.items():
+        shared = os.path.join(tdir, kind)
+        if os.path.isfile(shared):
+            want = sha256(shared)
+        else:
+            counts = {}
+            for _, _, h in entries:
+                counts[h] = counts.get(h, 0) + 1
+            want, n = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+            if n < 2:
+                continue
+            d, fn, _ = [e for e in entries if e[2] == want][0]
+            shutil.copyfile(os.path.join(tdir, d, fn), shared)
+        for d, fn, h in entries:
+            if h != want:
+                continue
+            cj = os.path.join(tdir, d, "case.json")
+            with open(cj) as f:
+                info = json.load(f)
+            info.setdefault("shared_target_files", {})[kind] = {
+                "file": "../" + kind, "sha256": h, "dumped_as": fn}
+            with open(cj + ".tmp", "w") as f:
+                json.dump(info, f, indent=1, sort_keys=True)
+                f.write("\n")
+            os.replace(cj + ".tmp", cj)
+            os.remove(os.path.join(tdir, d, fn))
+
+
 def build_manifest():
+    for target in sorted(os.listdir(OUT)):
+        if target in TARGETS and os.path.isdir(os.path.join(OUT, target)):
+            share_target_files(target)
     targets = []
     cases = []
     for target in sorted(os.listdir(OUT)):
@@ -548,8 +602,9 @@ def build_manifest():
                  "skipped": skipped}
         if target in TARGETS:
             tinfo.update({k: v for k, v in TARGETS[target].items()})
-        if os.path.isfile(os.path.join(tdir, "tpu_comp_env.txt")):
-            tinfo["tpu_comp_env"] = "accel/%s/tpu_comp_env.txt" % target
+        tinfo["shared_files"] = ["accel/%s/%s" % (target, k) for k in
+                                 ("tpu_comp_env.txt",) + SHARED_KINDS
+                                 if os.path.isfile(os.path.join(tdir, k))]
         targets.append(tinfo)
     manifest = {
         "comment": "Generated by tools/gen_accel_testdata.py; do not edit. Directories are "
