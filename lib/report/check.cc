@@ -93,11 +93,15 @@ absl::string_view MetricRule(Metric metric) {
 void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64_t>& limit,
                  const CheckOptions& options, CheckResult* result) {
   if (!limit) return;
-  const int64_t value = MetricValue(*m.computed, metric);
+  // XLA's own buffer assignment decides where the dump has it; the peak of
+  // live bytes is hlomem's alone.
+  const bool by_xla = m.xla.has_value() && metric != Metric::kPeakLive;
+  const int64_t value = MetricValue(by_xla ? *m.xla : *m.computed, metric);
   const std::string flag = absl::StrCat("--max-", MetricRule(metric));
+  const absl::string_view whose = by_xla ? " (XLA's)" : "";
   if (value <= *limit) {
     result->passes.push_back(absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanBytes(value),
-                                          " within ", flag, " ", HumanBytes(*limit)));
+                                          whose, " within ", flag, " ", HumanBytes(*limit)));
     return;
   }
   Violation v;
@@ -105,7 +109,8 @@ void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64
   v.rule = absl::StrCat("max-", MetricRule(metric));
   v.value = value;
   v.limit = *limit;
-  v.message = absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanAndExact(value), " exceeds ", flag,
+  v.message = absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanAndExact(value), whose,
+                           " exceeds ", flag,
                            " ", HumanAndExact(*limit), " by ", HumanBytes(value - *limit));
   v.contributors = ContributorsTo(m, metric, options.contributors);
   PointAtTopContributor(&v);
@@ -219,6 +224,11 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options) {
     if (!m.computed) {
       result.notes.push_back(absl::StrCat(m.name, ": no HLO in the dump; not checked"));
       continue;
+    }
+    for (const Mismatch& x : m.mismatches) {
+      result.notes.push_back(absl::StrCat(m.name, ": ", x.field, " by hlomem ", HumanAndExact(x.computed),
+                                          " differs from XLA's ", HumanAndExact(x.xla),
+                                          "; XLA's decides"));
     }
     CheckBudget(m, Metric::kTotal, options.max_total, options, &result);
     CheckBudget(m, Metric::kTemp, options.max_temp, options, &result);

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/bytes.h"
+#include "lib/target/tpu.h"
 
 namespace hlomem::report {
 namespace {
@@ -67,9 +68,9 @@ absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& r
   }
   if (request.mem_fraction) {
     budget.fraction = *request.mem_fraction;
-    if (!(budget.fraction > 0) || budget.fraction > 1) {
+    if (!(*budget.fraction > 0) || *budget.fraction > 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat("error: --mem-fraction must be in (0, 1], got ", budget.fraction));
+          absl::StrCat("error: --mem-fraction must be in (0, 1], got ", *budget.fraction));
     }
   } else if (request.env_fraction != nullptr && *request.env_fraction != '\0') {
     absl::StatusOr<double> f = ParseFraction(request.env_fraction, "XLA_CLIENT_MEM_FRACTION");
@@ -80,23 +81,83 @@ absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& r
         ParseFraction(request.env_fraction_legacy, "XLA_PYTHON_CLIENT_MEM_FRACTION");
     if (!f.ok()) return f.status();
     budget.fraction = *f;
-  } else {
-    budget.fraction = is_gpu ? kDefaultMemFraction : 1.0;
+  }
+  budget.is_gpu = is_gpu;
+  if (!is_gpu) {
+    // "v5e-16gb" -> v5e: the chip's limit for programs, not its nominal HBM.
+    const target::TpuGeneration* generation =
+        target::FindTpuGeneration(budget.name.substr(0, budget.name.find('-')));
+    if (generation != nullptr && generation->program_hbm_bytes > 0) {
+      budget.program_limit = generation->program_hbm_bytes;
+    }
   }
   return std::optional<DeviceBudget>(budget);
 }
 
+namespace {
+
+// The device-memory bytes of a module's allocations, by whose figures:
+// XLA's where every device space has them, else hlomem's.
+struct DeviceBytes {
+  std::optional<int64_t> xla;
+  std::optional<int64_t> computed;
+};
+DeviceBytes DeviceBytesOf(const ModuleReport& m) {
+  DeviceBytes out;
+  if (m.memory_spaces.empty()) {
+    // A report read from an older JSON: the totals are what it has.
+    if (m.xla) out.xla = m.xla->total_bytes;
+    if (m.computed) out.computed = m.computed->total_bytes;
+    return out;
+  }
+  for (const MemorySpaceTotals& space : m.memory_spaces) {
+    if (!space.is_device) continue;
+    if (space.xla_bytes) out.xla = out.xla.value_or(0) + *space.xla_bytes;
+    if (space.computed_bytes) out.computed = out.computed.value_or(0) + *space.computed_bytes;
+  }
+  if (!m.xla) out.xla.reset();
+  return out;
+}
+
+}  // namespace
+
 void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
   for (ModuleReport& m : report->modules) {
-    if (!m.computed) continue;
+    const DeviceBytes bytes = DeviceBytesOf(m);
+    if (!bytes.xla && !bytes.computed) continue;
     DeviceFit fit;
     fit.device = budget.name;
     fit.capacity = budget.capacity;
-    fit.fraction = budget.fraction;
-    fit.usable = budget.usable();
+    if (budget.fraction) {
+      fit.fraction = *budget.fraction;
+    } else if (budget.program_limit) {
+      fit.fraction = static_cast<double>(*budget.program_limit) / static_cast<double>(budget.capacity);
+      fit.usable_source = "XLA:TPU's available HBM";
+    } else {
+      // The module's own target says what its runtime hands XLA; a preset
+      // of the other kind than the dump does not change that.
+      fit.fraction = m.backend.empty() || m.backend == "cpu"
+                         ? (budget.is_gpu ? kDefaultMemFraction : 1.0)
+                         : m.default_mem_fraction;
+    }
+    fit.usable = budget.program_limit && !budget.fraction
+                     ? *budget.program_limit
+                     : static_cast<int64_t>(static_cast<double>(fit.capacity) * fit.fraction);
     // XLA allocates arguments, outputs and the whole temp heap for a run:
     // the total, not the (smaller) peak of live bytes, is what must fit.
-    fit.needed = m.computed->total_bytes;
+    if (bytes.xla) {
+      fit.needed = *bytes.xla;
+      fit.needed_source = "xla";
+      if (bytes.computed && *bytes.computed != *bytes.xla) {
+        fit.computed_needed = *bytes.computed;
+        m.warnings.push_back(absl::StrCat(
+            "device fit uses XLA's buffer assignment (", HumanAndExact(*bytes.xla),
+            " of device memory); hlomem computes ", HumanAndExact(*bytes.computed), ", ",
+            SignedBytes(*bytes.computed - *bytes.xla), " off"));
+      }
+    } else {
+      fit.needed = *bytes.computed;
+    }
     fit.fits = fit.needed <= fit.usable;
     fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
     m.device_fit = fit;

@@ -37,16 +37,21 @@ struct DeviceRequest {
 struct DeviceBudget {
   std::string name;  // the preset, or "" for --device-memory
   int64_t capacity = 0;
-  double fraction = 1.0;
-  int64_t usable() const { return static_cast<int64_t>(static_cast<double>(capacity) * fraction); }
+  // --mem-fraction or the environment's; unset: each module's target
+  // decides (JAX preallocates 0.75 of a GPU; a TPU offers what it offers).
+  std::optional<double> fraction;
+  // What a TPU preset's chip offers a program (XLA:TPU's available HBM).
+  std::optional<int64_t> program_limit;
+  bool is_gpu = true;
 };
 
-// nullopt when neither --device nor --device-memory is given. The fraction:
-// --mem-fraction, else the environment, else 0.75 on GPUs and 1.0 on TPUs
-// (their runtime does not preallocate a fraction).
+// nullopt when neither --device nor --device-memory is given.
 absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& request);
 
-// Fills ModuleReport::device_fit of every module with computed numbers.
+// Fills ModuleReport::device_fit of every module: its device-memory
+// allocations (XLA's when the dump has its buffer assignment, else
+// hlomem's) against the usable memory. A disagreement between the two is
+// added to the module's warnings.
 void ApplyDeviceFit(const DeviceBudget& budget, Report* report);
 
 }  // namespace hlomem::report

@@ -110,7 +110,10 @@ Json DeviceFitJson(const DeviceFit& fit) {
   j["capacity_bytes"] = fit.capacity;
   j["mem_fraction"] = fit.fraction;
   j["usable_bytes"] = fit.usable;
+  j["usable_source"] = fit.usable_source;
   j["needed_bytes"] = fit.needed;
+  j["needed_source"] = fit.needed_source;
+  j["computed_needed_bytes"] = fit.computed_needed ? Json(*fit.computed_needed) : Json(nullptr);
   j["fits"] = fit.fits;
   j["shortfall_bytes"] = fit.shortfall;
   return j;
@@ -335,6 +338,11 @@ ModuleReport ReadModule(const Json& j) {
     f.fraction = fit->value("mem_fraction", 1.0);
     f.usable = IntOr(*fit, "usable_bytes", 0);
     f.needed = IntOr(*fit, "needed_bytes", 0);
+    f.usable_source = StringOr(*fit, "usable_source");
+    if (fit->contains("needed_source")) f.needed_source = StringOr(*fit, "needed_source");
+    if (fit->contains("computed_needed_bytes") && !(*fit)["computed_needed_bytes"].is_null()) {
+      f.computed_needed = (*fit)["computed_needed_bytes"].get<int64_t>();
+    }
     f.fits = fit->value("fits", true);
     f.shortfall = IntOr(*fit, "shortfall_bytes", 0);
     m.device_fit = f;

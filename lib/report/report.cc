@@ -240,8 +240,13 @@ std::string DeviceFitName(const DeviceFit& fit) {
 }
 
 std::string DeviceFitBudget(const DeviceFit& fit) {
-  return absl::StrFormat("needs %s, usable %s (%.0f%% of %s)", HumanBytes(fit.needed),
-                         HumanBytes(fit.usable), fit.fraction * 100, HumanBytes(fit.capacity));
+  const std::string share =
+      fit.usable_source.empty()
+          ? absl::StrFormat("%.0f%% of %s", fit.fraction * 100, HumanBytes(fit.capacity))
+          : absl::StrCat(fit.usable_source, " of the ", HumanBytes(fit.capacity), " chip");
+  return absl::StrCat("needs ", HumanBytes(fit.needed),
+                      fit.needed_source == "xla" ? " by XLA's buffer assignment" : "",
+                      ", usable ", HumanBytes(fit.usable), " (", share, ")");
 }
 
 absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,

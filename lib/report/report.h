@@ -88,12 +88,20 @@ std::string PercentChange(int64_t a, int64_t b);
 std::string StripLayout(absl::string_view shape);
 
 // Whether a module fits on a device (`--device`, `--device-memory`).
+// Device memory only: TPU VMEM/SMEM and host memory are not in it.
 struct DeviceFit {
   std::string device;     // "h100-80gb", or "" for --device-memory
   int64_t capacity = 0;   // the device's memory
   double fraction = 1.0;  // of it the framework lets XLA use
-  int64_t usable = 0;     // capacity * fraction
-  int64_t needed = 0;     // what the executable allocates (total bytes)
+  int64_t usable = 0;     // capacity * fraction, or what the chip offers programs
+  // Where `usable` comes from: "75% preallocated", "XLA:TPU's available HBM".
+  std::string usable_source;
+  int64_t needed = 0;     // the device-memory allocations of the executable
+  // Whose allocations `needed` sums: "xla" (the dump's buffer assignment,
+  // which decides when present) or "hlomem" (computed from the HLO).
+  std::string needed_source = "hlomem";
+  // hlomem's own figure when XLA's decided and the two differ.
+  std::optional<int64_t> computed_needed;
   bool fits = true;
   int64_t shortfall = 0;  // needed - usable when it does not fit
 };

@@ -54,7 +54,7 @@ std::string WriteBaseline(const std::string& dump, const std::string& name) {
 TEST(CheckCliTest, OverBudgetFailsWithModuleNumberLimitAndContributors) {
   const CommandRun run = Hlomem("check --max-temp 80GiB " + kGrads);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
-  EXPECT_THAT(run.out, HasSubstr("FAIL  jit_function_using_idx: temp 128.00GiB (137438953472 B) exceeds "
+  EXPECT_THAT(run.out, HasSubstr("FAIL  jit_function_using_idx: temp 128.00GiB (137438953472 B) (XLA's) exceeds "
                                  "--max-temp 80.00GiB (85899345920 B) by 48.00GiB"));
   EXPECT_THAT(run.out, HasSubstr("96.00GiB  jit(function_using_idx)/jvp()/concatenate  s32[8589934592,3]  "
                                  "tools/programs/seed.py:15"));

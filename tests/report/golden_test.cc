@@ -107,8 +107,8 @@ TEST(GoldenCheckTest, OverBudgetNamesModuleNumberLimitAndContributors) {
   const CheckResult result = RunCheck(report, options);
   ASSERT_EQ(result.violations.size(), 2u);  // temp, device fit
   const std::string text = FormatCheckText(result);
-  EXPECT_THAT(text, HasSubstr("jit_function_using_idx: temp 128.00GiB (137438953472 B) exceeds "
-                              "--max-temp 80.00GiB (85899345920 B)"));
+  EXPECT_THAT(text, HasSubstr("jit_function_using_idx: temp 128.00GiB (137438953472 B) (XLA's) "
+                              "exceeds --max-temp 80.00GiB (85899345920 B)"));
   EXPECT_THAT(text, HasSubstr("tools/programs/seed.py:15"));
   ExpectGolden("seed_int32_grads.check.txt", text);
   ExpectGolden("seed_int32_grads.device.txt", WriteText(report, Options()));

@@ -44,31 +44,104 @@ TEST(PercentChangeTest, Readable) {
   EXPECT_EQ(PercentChange(1, 1000), ">+999%");
 }
 
-TEST(DeviceTest, PresetAndDefaultFraction) {
+// A module as the pipeline leaves it for ApplyDeviceFit: its backend, its
+// target's default fraction and its device-memory totals.
+ModuleReport ModuleOn(const std::string& backend, double default_fraction, int64_t computed,
+                      std::optional<int64_t> xla = std::nullopt) {
+  ModuleReport m;
+  m.backend = backend;
+  m.default_mem_fraction = default_fraction;
+  m.computed = MemoryNumbers();
+  m.computed->total_bytes = computed;
+  MemorySpaceTotals device;
+  device.name = backend == "tpu" ? "HBM" : "device";
+  device.is_device = true;
+  device.computed_bytes = computed;
+  if (xla) {
+    m.xla = MemoryNumbers();
+    m.xla->total_bytes = *xla;
+    device.xla_bytes = *xla;
+  }
+  m.memory_spaces.push_back(device);
+  // On-chip memory is not device memory: it must not count.
+  MemorySpaceTotals vmem;
+  vmem.color = 1;
+  vmem.name = "VMEM";
+  vmem.computed_bytes = int64_t{1} << 40;
+  m.memory_spaces.push_back(vmem);
+  return m;
+}
+
+DeviceFit FitOf(const DeviceRequest& request, ModuleReport module) {
+  absl::StatusOr<std::optional<DeviceBudget>> budget = ResolveDevice(request);
+  EXPECT_TRUE(budget.ok() && budget->has_value());
+  Report report;
+  report.modules.push_back(std::move(module));
+  ApplyDeviceFit(**budget, &report);
+  EXPECT_TRUE(report.modules[0].device_fit.has_value());
+  return report.modules[0].device_fit.value_or(DeviceFit());
+}
+
+TEST(DeviceTest, GpuPresetUsesTheTargetsPreallocatedShare) {
   DeviceRequest request;
   request.preset = "h100-80gb";
-  absl::StatusOr<std::optional<DeviceBudget>> budget = ResolveDevice(request);
-  ASSERT_TRUE(budget.ok() && budget->has_value());
-  EXPECT_EQ((*budget)->capacity, int64_t{80} << 30);
-  EXPECT_DOUBLE_EQ((*budget)->fraction, 0.75);
-  EXPECT_EQ((*budget)->usable(), int64_t{60} << 30);
+  const DeviceFit fit = FitOf(request, ModuleOn("gpu", 0.75, int64_t{61} << 30));
+  EXPECT_EQ(fit.capacity, int64_t{80} << 30);
+  EXPECT_DOUBLE_EQ(fit.fraction, 0.75);
+  EXPECT_EQ(fit.usable, int64_t{60} << 30);
+  EXPECT_FALSE(fit.fits);
+  EXPECT_EQ(fit.shortfall, int64_t{1} << 30);
 }
 
 TEST(DeviceTest, FractionPrecedenceFlagThenNewEnvThenLegacyEnv) {
   DeviceRequest request;
   request.memory = "16GiB";
   request.env_fraction_legacy = "0.5";
-  EXPECT_DOUBLE_EQ((*ResolveDevice(request))->fraction, 0.5);
+  EXPECT_DOUBLE_EQ((*ResolveDevice(request))->fraction.value_or(0), 0.5);
   request.env_fraction = "0.9";
-  EXPECT_DOUBLE_EQ((*ResolveDevice(request))->fraction, 0.9);
+  EXPECT_DOUBLE_EQ((*ResolveDevice(request))->fraction.value_or(0), 0.9);
   request.mem_fraction = 0.6;
-  EXPECT_DOUBLE_EQ((*ResolveDevice(request))->fraction, 0.6);
+  EXPECT_DOUBLE_EQ((*ResolveDevice(request))->fraction.value_or(0), 0.6);
 }
 
-TEST(DeviceTest, TpuPresetsUseAllMemoryAndErrorsAreUsageErrors) {
+TEST(DeviceTest, TpuPresetOffersXlasAvailableHbmAndCountsHbmOnly) {
   DeviceRequest tpu;
   tpu.preset = "v5e-16gb";
-  EXPECT_DOUBLE_EQ((*ResolveDevice(tpu))->fraction, 1.0);
+  // XLA:TPU's CompileTimeHbmOom on v5e: "available HBM (15.75G)".
+  const int64_t available = (int64_t{63} << 30) / 4;
+  DeviceFit fit = FitOf(tpu, ModuleOn("tpu", 1.0, available));
+  EXPECT_EQ(fit.usable, available);
+  EXPECT_EQ(fit.needed, available);
+  EXPECT_TRUE(fit.fits);
+  fit = FitOf(tpu, ModuleOn("tpu", 1.0, available + 1));
+  EXPECT_FALSE(fit.fits);
+  EXPECT_EQ(fit.shortfall, 1);
+}
+
+TEST(DeviceTest, DeviceMemoryOnATpuModuleGetsNoGpuFraction) {
+  DeviceRequest request;
+  request.memory = "15.75GiB";
+  const DeviceFit fit = FitOf(request, ModuleOn("tpu", 1.0, int64_t{15} << 30));
+  EXPECT_DOUBLE_EQ(fit.fraction, 1.0);
+  EXPECT_EQ(fit.usable, (int64_t{63} << 30) / 4);
+}
+
+TEST(DeviceTest, XlasAssignmentDecidesAndADisagreementIsAWarning) {
+  DeviceRequest request;
+  request.memory = "100GiB";
+  request.mem_fraction = 1.0;
+  Report report;
+  report.modules.push_back(ModuleOn("gpu", 0.75, 120, int64_t{100} << 30));
+  ApplyDeviceFit(**ResolveDevice(request), &report);
+  const ModuleReport& m = report.modules[0];
+  EXPECT_EQ(m.device_fit->needed, int64_t{100} << 30);
+  EXPECT_EQ(m.device_fit->needed_source, "xla");
+  EXPECT_EQ(m.device_fit->computed_needed, 120);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_THAT(m.warnings[0], HasSubstr("uses XLA's buffer assignment"));
+}
+
+TEST(DeviceTest, UnknownPresetAndBadEnvironmentAreUsageErrors) {
   DeviceRequest unknown;
   unknown.preset = "h900";
   EXPECT_THAT(std::string(ResolveDevice(unknown).status().message()), HasSubstr("h100-80gb"));
@@ -78,18 +151,6 @@ TEST(DeviceTest, TpuPresetsUseAllMemoryAndErrorsAreUsageErrors) {
   EXPECT_FALSE(ResolveDevice(bad_env).ok());
   DeviceRequest none;
   EXPECT_FALSE(ResolveDevice(none)->has_value());
-}
-
-TEST(DeviceTest, VerdictNamesTheShortfall) {
-  Report report;
-  report.modules.emplace_back();
-  report.modules[0].computed = MemoryNumbers();
-  report.modules[0].computed->total_bytes = 100;
-  ApplyDeviceFit(DeviceBudget{"", 120, 0.75}, &report);
-  const DeviceFit& fit = *report.modules[0].device_fit;
-  EXPECT_FALSE(fit.fits);
-  EXPECT_EQ(fit.usable, 90);
-  EXPECT_EQ(fit.shortfall, 10);
 }
 
 CheckResult ManyViolations(int n) {
