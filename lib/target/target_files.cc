@@ -143,7 +143,23 @@ class TextProtoReader {
           case 'n': c = '\n'; break;
           case 't': c = '\t'; break;
           case 'r': c = '\r'; break;
-          default: c = e; break;  // \" \\ \' and the rest stand for themselves
+          case 'a': c = '\a'; break;
+          case 'b': c = '\b'; break;
+          case 'f': c = '\f'; break;
+          case 'v': c = '\v'; break;
+          case 'x':  // \xHH: protobuf's printer never writes it, its parser reads it
+            c = static_cast<char>(ReadDigits(16, 2));
+            break;
+          default:
+            if (e >= '0' && e <= '7') {
+              // \NNN: how protobuf's printer writes bytes outside printable
+              // ASCII, UTF-8 included.
+              --pos_;
+              c = static_cast<char>(ReadDigits(8, 3));
+            } else {
+              c = e;  // \" \\ \' \? and the rest stand for themselves
+            }
+            break;
         }
       }
       value->push_back(c);
@@ -151,6 +167,25 @@ class TextProtoReader {
     if (pos_ >= text_.size()) return ErrorAtOffset(open, "unterminated string");
     ++pos_;
     return absl::OkStatus();
+  }
+
+  // Up to `max_digits` digits in `base` (8 or 16) at pos_, as a number.
+  int ReadDigits(int base, int max_digits) {
+    int value = 0;
+    for (int n = 0; n < max_digits && pos_ < text_.size(); ++n) {
+      const char d = text_[pos_];
+      int digit;
+      if (d >= '0' && d <= '7') {
+        digit = d - '0';
+      } else if (base == 16 && std::isxdigit(static_cast<unsigned char>(d))) {
+        digit = std::isdigit(static_cast<unsigned char>(d)) ? d - '0' : (d | 0x20) - 'a' + 10;
+      } else {
+        break;
+      }
+      value = value * base + digit;
+      ++pos_;
+    }
+    return value;
   }
 
   void SkipSpaceAndComments() {

@@ -1,0 +1,124 @@
+#include "lib/target/tpu.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace hlomem::target {
+namespace {
+
+using ::testing::StartsWith;
+
+// The generation's name, "(none)" for nullptr, "(error)" on an error.
+std::string GenerationOf(absl::string_view text) {
+  const absl::StatusOr<const TpuGeneration*> g = ParseTpuTargetArguments("t.txt", text);
+  if (!g.ok()) return "(error)";
+  return *g == nullptr ? "(none)" : std::string((*g)->name);
+}
+
+// A target_arguments.txt as XLA:TPU writes it, trimmed.
+std::string Topology(absl::string_view version, absl::string_view variant = "") {
+  return absl::StrCat("replica_count: 1\ntpu_topology_args {\n  version: ", version, "\n",
+                      variant.empty() ? "" : absl::StrCat("  variant: \"", variant, "\"\n"),
+                      "  chips_per_host_bounds {\n    x: 2\n    y: 2\n    z: 1\n  }\n}\n");
+}
+
+TEST(TpuTargetArgumentsTest, CodeNamesToGenerations) {
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_VIPERFISH", "lite")), "v5e");
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_VIPERFISH")), "v5p");
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_PUFFERFISH")), "v4");
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_GHOSTLITE")), "v6e");
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_JELLYFISH")), "v2");
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_DRAGONFISH")), "v3");
+  // v4 lite (v4i) and generations hlomem does not know name no device.
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_PUFFERFISH", "lite")), "(none)");
+  EXPECT_EQ(GenerationOf(Topology("TPU_VERSION_SOMETHING_NEW")), "(none)");
+  EXPECT_EQ(GenerationOf("replica_count: 1\n"), "(none)");
+  EXPECT_EQ(GenerationOf(""), "(none)");
+  // Only tpu_topology_args' own version counts.
+  EXPECT_EQ(GenerationOf("other { version: TPU_VERSION_VIPERFISH }"), "(none)");
+}
+
+TEST(TpuTargetArgumentsTest, FoundGenerationCarriesItsMemory) {
+  const absl::StatusOr<const TpuGeneration*> v5e =
+      ParseTpuTargetArguments("t.txt", Topology("TPU_VERSION_VIPERFISH", "lite"));
+  ASSERT_TRUE(v5e.ok());
+  ASSERT_NE(*v5e, nullptr);
+  EXPECT_EQ((*v5e)->hbm_bytes, int64_t{16} << 30);
+  EXPECT_EQ((*v5e)->program_hbm_bytes, (int64_t{15} << 30) + (int64_t{768} << 20));
+  EXPECT_EQ(*v5e, FindTpuGeneration("v5e"));
+}
+
+TEST(TpuTargetArgumentsTest, MalformedTextIsAnError) {
+  const absl::StatusOr<const TpuGeneration*> g =
+      ParseTpuTargetArguments("args.txt", "tpu_topology_args {\n  version: TPU_VERSION_VIPERFISH\n");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(g.status().message()),
+              StartsWith("args.txt:3:1: error: unterminated message: expected '}'"));
+}
+
+// The target_arguments.txt files of the accelerator test data, when present:
+// each directory names its generation.
+TEST(TpuTargetArgumentsTest, AccelTestData) {
+  const std::string root = std::string(HLOMEM_TESTDATA_DIR) + "/accel/";
+  int read = 0;
+  for (const std::string generation : {"v5e", "v5p", "v6e"}) {
+    for (const std::string program : {"adam_update_donated"}) {
+      const std::string dir = root + "tpu_" + generation + "/" + program + "/";
+      std::ifstream in(dir + "module_0000.jit_adam_update.cl_1004524046.target_arguments.txt");
+      if (!in) continue;
+      std::stringstream text;
+      text << in.rdbuf();
+      EXPECT_EQ(GenerationOf(text.str()), generation) << dir;
+      ++read;
+    }
+  }
+  if (read == 0) GTEST_SKIP() << "no testdata/accel/tpu_*";
+}
+
+TEST(FindTpuGenerationTest, Spellings) {
+  // jax's device_kind ("TPU v5 lite", "TPU v5"), topology names
+  // ("v5litepod"), and the short names; any case.
+  for (const char* name : {"v5e", "V5E", "TPU v5 lite", "v5lite", "v5litepod", "tpuv5e"}) {
+    ASSERT_NE(FindTpuGeneration(name), nullptr) << name;
+    EXPECT_EQ(FindTpuGeneration(name)->name, "v5e") << name;
+  }
+  for (const char* name : {"v5p", "TPU v5", "TPU v5p", "v5"}) {
+    ASSERT_NE(FindTpuGeneration(name), nullptr) << name;
+    EXPECT_EQ(FindTpuGeneration(name)->name, "v5p") << name;
+  }
+  for (const char* name : {"v6e", "TPU v6 lite", "v6litepod", "Trillium"}) {
+    ASSERT_NE(FindTpuGeneration(name), nullptr) << name;
+    EXPECT_EQ(FindTpuGeneration(name)->name, "v6e") << name;
+  }
+  EXPECT_EQ(FindTpuGeneration("TPU v4")->name, "v4");
+  EXPECT_EQ(FindTpuGeneration("v3")->name, "v3");
+  EXPECT_EQ(FindTpuGeneration("v2")->name, "v2");
+}
+
+TEST(FindTpuGenerationTest, UnknownNamesGiveNull) {
+  // The --target spelling "tpu-v6e" is ResolveTarget's to strip.
+  for (const char* name : {"", "tpu", "v7", "v5x", "tpu-v6e", "h100", "v4 lite", "cpu"}) {
+    EXPECT_EQ(FindTpuGeneration(name), nullptr) << name;
+  }
+}
+
+TEST(TpuTargetTest, NamesAndDevice) {
+  const std::unique_ptr<Target> v5p = MakeTpuTarget(FindTpuGeneration("v5p"));
+  EXPECT_EQ(v5p->backend(), Backend::kTpu);
+  EXPECT_EQ(v5p->name(), "tpu v5p");
+  ASSERT_TRUE(v5p->device().has_value());
+  EXPECT_EQ(v5p->device()->capacity, FindTpuGeneration("v5p")->hbm_bytes);
+  const std::unique_ptr<Target> bare = MakeTpuTarget(nullptr);
+  EXPECT_EQ(bare->name(), "tpu");
+  EXPECT_FALSE(bare->device().has_value());
+}
+
+}  // namespace
+}  // namespace hlomem::target
