@@ -77,6 +77,10 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     const BufferRecord& r = profile.buffers[k];
     if (r.kind == BufferKind::kThreadLocal || r.start < 0) continue;
     const Allocation& alloc = assignment.allocations()[static_cast<size_t>(r.allocation)];
+    // On-chip memories (TPU VMEM, SMEM) have heaps and limits of their own:
+    // the timeline and its peak are device (and host) memory.
+    const target::MemorySpace space = assignment.target().Space(alloc.color);
+    if (!space.is_main && !space.is_host) continue;
     if (r.kind == BufferKind::kConstant ||
         (r.kind == BufferKind::kParameter && !alloc.aliased_with_output)) {
       occupancies.push_back({r.allocation, r.offset, r.start, r.end, r.bytes, k});

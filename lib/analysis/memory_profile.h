@@ -39,7 +39,8 @@ struct BufferRecord {
 struct MemoryProfile {
   std::vector<BufferRecord> buffers;  // every buffer with an allocation
   // Bytes live at each step 0..end_time of the flattened schedule: buffers
-  // of every allocation but thread-local ones, each counted once; entry
+  // of every allocation in device or host memory (not TPU's on-chip VMEM
+  // and SMEM) but thread-local ones, each counted once; entry
   // parameters and constants for the whole program.
   std::vector<int64_t> timeline;
   int64_t peak_live_bytes = 0;

@@ -91,7 +91,8 @@ void AppendHeading(const Style& style, absl::string_view text, std::string* out)
 }
 
 void AppendModuleTitle(const ModuleReport& m, const Style& style, std::string* out) {
-  std::string facts = absl::StrCat(m.backend.empty() ? "backend unknown" : m.backend, ", ", m.stage,
+  const std::string& backend = m.target.empty() ? m.backend : m.target;
+  std::string facts = absl::StrCat(backend.empty() ? "backend unknown" : backend, ", ", m.stage,
                                    m.scheduled ? ", scheduled" : ", not scheduled");
   if (m.computed) absl::StrAppend(&facts, m.exact ? ", exact" : ", estimate");
   absl::StrAppend(out, style.Bold(absl::StrCat("module ", m.name)), "  (", facts, ")\n");
@@ -153,6 +154,31 @@ void AppendSummary(const ModuleReport& m, const Style& style, std::string* out) 
   }
   out->append("\n");
   out->append(table_text);
+}
+
+// Each memory space on its own: TPU's HBM, VMEM and SMEM have separate
+// heaps and limits. Shown when there is more than the one device memory.
+void AppendMemorySpaces(const ModuleReport& m, const Style& style, std::string* out) {
+  if (m.memory_spaces.size() < 2 &&
+      (m.memory_spaces.empty() || m.memory_spaces[0].name == "device")) {
+    return;
+  }
+  AppendHeading(style, "Memory spaces (sum of allocations)", out);
+  Table table({"space", "color", "hlomem", "XLA", ""}, {false, true, true, true, false}, {});
+  for (const MemorySpaceTotals& space : m.memory_spaces) {
+    std::string verdict;
+    if (space.computed_bytes && space.xla_bytes) {
+      const int64_t delta = *space.computed_bytes - *space.xla_bytes;
+      verdict = delta == 0 ? "matches" : absl::StrCat("differs by ", SignedBytes(delta));
+    }
+    const std::string role = space.is_device ? "device memory" : space.is_host ? "host" : "on chip";
+    table.Add({absl::StrCat(space.name, " (", role, ")"), absl::StrCat(space.color),
+               space.computed_bytes ? HumanBytes(*space.computed_bytes) : "-",
+               space.xla_bytes ? HumanBytes(*space.xla_bytes) : "-", verdict});
+  }
+  std::string text;
+  table.Render(style, &text);
+  out->append(text);
 }
 
 void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out) {
@@ -368,6 +394,7 @@ std::string WriteText(const Report& report, const WriteOptions& options) {
       continue;
     }
     AppendSummary(m, style, &out);
+    AppendMemorySpaces(m, style, &out);
     AppendDeviceFit(m, style, &out);
     AppendPeakTable(m, options, style, &out);
     AppendRollup(m, RollupKey::kSourceLine, options, style, &out);
