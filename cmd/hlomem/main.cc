@@ -22,6 +22,7 @@
 #include "lib/base/metrics.h"
 #include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
+#include "lib/dump/xla_error.h"
 #include "lib/report/capture.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
@@ -144,6 +145,7 @@ struct ReportFlags {
   bool no_color = false;
   int64_t alignment = 0;
   std::string target;
+  std::string error_path;  // --error: an out-of-memory message to explain
   std::string min_bytes;
   std::string device;
   std::string device_memory;
@@ -165,6 +167,9 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
                       "Temp heap alignment in bytes (default: the target's: 64 on CPU, 256 on GPU, "
                       "512 on TPU)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command->add_option("--error", flags->error_path,
+                      "A file holding XLA's out-of-memory error (E1000 CompileTimeHbmOom, TPU runtime, "
+                      "GPU): explain it against the dump");
   command->add_option("--target", flags->target,
                       "The backend rules to apply (default: read from the dump): " +
                           hlomem::target::KnownTargetNames());
@@ -245,6 +250,27 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     return std::nullopt;
   }
   if (*budget) hlomem::report::ApplyDeviceFit(**budget, &*report);
+  if (!flags.error_path.empty()) {
+    absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file =
+        hlomem::FileContents::Open(flags.error_path);
+    if (!file.ok()) {
+      PrintError(file.status());
+      return std::nullopt;
+    }
+    absl::StatusOr<std::vector<hlomem::dump::XlaOomError>> errors =
+        hlomem::dump::ParseXlaOomErrors(flags.error_path, (*file)->data());
+    if (!errors.ok()) {
+      PrintError(errors.status());
+      return std::nullopt;
+    }
+    for (const hlomem::dump::XlaOomError& e :
+         hlomem::report::ApplyOomErrors(std::move(*errors), &*report)) {
+      report->warnings.push_back(absl::StrCat(flags.error_path, ":", e.line,
+                                              ": warning: no module of the dump matches this error",
+                                              e.module_name.empty() ? "" : " (module ",
+                                              e.module_name, e.module_name.empty() ? "" : ")"));
+    }
+  }
   return std::move(*report);
 }
 

@@ -3,6 +3,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include <cstdlib>
+
 #include "lib/base/bytes.h"
 #include "lib/target/tpu.h"
 
@@ -162,6 +164,59 @@ void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
     fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
     m.device_fit = fit;
   }
+}
+
+std::vector<dump::XlaOomError> ApplyOomErrors(std::vector<dump::XlaOomError> errors,
+                                              Report* report) {
+  std::vector<dump::XlaOomError> unmatched;
+  for (dump::XlaOomError& error : errors) {
+    ModuleReport* target = nullptr;
+    for (ModuleReport& m : report->modules) {
+      if (!error.module_name.empty() && m.name == error.module_name) target = &m;
+    }
+    if (target == nullptr && error.module_name.empty() && report->modules.size() == 1) {
+      target = &report->modules[0];
+    }
+    if (target == nullptr || target->oom) {
+      unmatched.push_back(std::move(error));
+      continue;
+    }
+    ModuleReport& m = *target;
+    OomExplanation oom;
+    const DeviceBytes bytes = DeviceBytesOf(m);
+    if (bytes.xla) {
+      oom.device_bytes = bytes.xla;
+      oom.device_bytes_source = "xla";
+    } else if (bytes.computed) {
+      oom.device_bytes = bytes.computed;
+      oom.device_bytes_source = "hlomem";
+    }
+    const bool whole_program = error.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom;
+    if (whole_program && error.needed_bytes && oom.device_bytes) {
+      oom.agrees = std::abs(*oom.device_bytes - *error.needed_bytes) <= error.rounding_bytes;
+    }
+    if (whole_program && error.available_bytes && oom.device_bytes && !m.device_fit) {
+      DeviceFit fit;
+      fit.device = m.device ? m.device->device : "";
+      fit.capacity = m.device ? m.device->capacity : *error.available_bytes;
+      // The chip's exact limit when the error's rounded figure is it.
+      fit.usable = *error.available_bytes;
+      if (m.device && m.device->program_limit &&
+          std::abs(*m.device->program_limit - *error.available_bytes) <= error.rounding_bytes) {
+        fit.usable = *m.device->program_limit;
+      }
+      fit.fraction = static_cast<double>(fit.usable) / static_cast<double>(fit.capacity);
+      fit.usable_source = "XLA:TPU's available HBM";
+      fit.needed = *oom.device_bytes;
+      fit.needed_source = oom.device_bytes_source;
+      fit.fits = fit.needed <= fit.usable;
+      fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
+      m.device_fit = fit;
+    }
+    oom.error = std::move(error);
+    m.oom = std::move(oom);
+  }
+  return unmatched;
 }
 
 }  // namespace hlomem::report

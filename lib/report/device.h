@@ -54,6 +54,14 @@ absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& r
 // added to the module's warnings.
 void ApplyDeviceFit(const DeviceBudget& budget, Report* report);
 
+// Ties each out-of-memory error to its module (by the module name XLA's
+// message gives, or the one module of the report) and explains it: the
+// module's device memory beside the error's figures. A compile-time HBM
+// OOM also sets the device fit, against the memory the error says was
+// available, when no --device did. Returns the errors no module matched.
+std::vector<dump::XlaOomError> ApplyOomErrors(std::vector<dump::XlaOomError> errors,
+                                              Report* report);
+
 }  // namespace hlomem::report
 
 #endif  // HLOMEM_LIB_REPORT_DEVICE_H_

@@ -143,6 +143,23 @@ Json TargetDeviceJson(const target::DeviceMemory& device) {
   return j;
 }
 
+Json OomJson(const OomExplanation& oom) {
+  const dump::XlaOomError& e = oom.error;
+  Json j;
+  j["kind"] = std::string(dump::XlaOomKindName(e.kind));
+  j["code"] = e.code;
+  j["memory"] = e.memory;
+  j["module"] = e.module_name;
+  j["message"] = e.message;
+  j["needed_bytes"] = e.needed_bytes ? Json(*e.needed_bytes) : Json(nullptr);
+  j["available_bytes"] = e.available_bytes ? Json(*e.available_bytes) : Json(nullptr);
+  j["rounding_bytes"] = e.rounding_bytes;
+  j["device_bytes"] = oom.device_bytes ? Json(*oom.device_bytes) : Json(nullptr);
+  j["device_bytes_source"] = oom.device_bytes_source;
+  j["agrees"] = oom.agrees;
+  return j;
+}
+
 // Streamed: the buffer rows and the timeline are most of a big report.
 void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream* out) {
   out->BeginObject();
@@ -206,6 +223,8 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   out->StringArray(m.warnings);
   out->Key("device_fit");
   out->Value(m.device_fit ? DeviceFitJson(*m.device_fit) : Json(nullptr));
+  out->Key("oom_error");
+  out->Value(m.oom ? OomJson(*m.oom) : Json(nullptr));
   out->EndObject();
 }
 

@@ -19,6 +19,7 @@
 #include "lib/base/memory_stats.h"
 #include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
+#include "lib/dump/xla_error.h"
 #include "lib/target/target.h"
 
 namespace hlomem::report {
@@ -117,6 +118,16 @@ struct MemorySpaceTotals {
   std::optional<int64_t> xla_bytes;
 };
 
+// An out-of-memory error the user gave (--error) tied to its module: XLA's
+// figures beside the module's device-memory allocations.
+struct OomExplanation {
+  dump::XlaOomError error;
+  std::optional<int64_t> device_bytes;  // XLA's allocations when the dump has them
+  std::string device_bytes_source;      // "xla" or "hlomem"
+  // The error's "needed" is the module's device memory, to its rounding.
+  bool agrees = false;
+};
+
 struct ModuleReport {
   std::string name;
   std::vector<std::string> files;
@@ -151,6 +162,7 @@ struct ModuleReport {
   std::vector<BufferRow> rows;
   int64_t schedule_length = 0;
   std::optional<DeviceFit> device_fit;
+  std::optional<OomExplanation> oom;
 };
 
 struct Report {

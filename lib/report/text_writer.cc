@@ -181,6 +181,47 @@ void AppendMemorySpaces(const ModuleReport& m, const Style& style, std::string* 
   out->append(text);
 }
 
+// The error the user brought, with XLA's figures beside the module's own.
+void AppendOom(const ModuleReport& m, const Style& style, std::string* out) {
+  if (!m.oom) return;
+  const OomExplanation& oom = *m.oom;
+  const dump::XlaOomError& e = oom.error;
+  AppendHeading(style,
+                absl::StrCat("Out of memory: ", e.code.empty() ? "" : absl::StrCat(e.code, " "),
+                             dump::XlaOomKindName(e.kind),
+                             e.memory.empty() ? "" : absl::StrCat(" on ", e.memory)),
+                out);
+  absl::StrAppend(out, "  ", style.Dim(e.message), "\n");
+  const std::string whose = oom.device_bytes_source == "xla" ? "XLA's buffer assignment" : "hlomem";
+  if (e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom) {
+    if (e.needed_bytes && e.available_bytes) {
+      absl::StrAppend(out, "  needed ", HumanBytes(*e.needed_bytes), ", available ",
+                      HumanBytes(*e.available_bytes), ": over by about ",
+                      HumanBytes(std::max<int64_t>(0, *e.needed_bytes - *e.available_bytes)),
+                      " (the message rounds to ", HumanBytes(e.rounding_bytes), ")\n");
+    }
+    if (oom.device_bytes) {
+      absl::StrAppend(out, "  the program's HBM allocations: ", HumanAndExact(*oom.device_bytes),
+                      " by ", whose, "; ",
+                      oom.agrees ? style.Green("this is the error's figure")
+                                 : style.Yellow("not the error's figure"),
+                      "\n");
+    }
+    out->append("  what makes it: the buffers live at the peak and the findings below\n");
+    return;
+  }
+  if (e.needed_bytes) {
+    absl::StrAppend(out, "  one allocation of ", HumanAndExact(*e.needed_bytes), " failed",
+                    e.available_bytes ? absl::StrCat(" with ", HumanBytes(*e.available_bytes), " free")
+                                      : "",
+                    "\n");
+  }
+  if (oom.device_bytes) {
+    absl::StrAppend(out, "  the program's device memory: ", HumanAndExact(*oom.device_bytes), " by ",
+                    whose, "\n");
+  }
+}
+
 void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out) {
   if (!m.device_fit) return;
   const DeviceFit& fit = *m.device_fit;
@@ -395,6 +436,7 @@ std::string WriteText(const Report& report, const WriteOptions& options) {
     }
     AppendSummary(m, style, &out);
     AppendMemorySpaces(m, style, &out);
+    AppendOom(m, style, &out);
     AppendDeviceFit(m, style, &out);
     AppendPeakTable(m, options, style, &out);
     AppendRollup(m, RollupKey::kSourceLine, options, style, &out);

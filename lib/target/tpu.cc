@@ -21,12 +21,12 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 // HBM per XLA device, and the limit XLA:TPU's CompileTimeHbmOom names
 // ("available HBM (15.75G)", two decimals of GiB).
 constexpr TpuGeneration kGenerations[] = {
-    {"v2", 8 * kGiB, 0},
-    {"v3", 16 * kGiB, 0},
-    {"v4", 32 * kGiB, 30 * kGiB + 768 * kMiB},
-    {"v5e", 16 * kGiB, 15 * kGiB + 768 * kMiB},
-    {"v5p", 95 * kGiB + 756 * kMiB, 95 * kGiB + 748 * kMiB},
-    {"v6e", 32 * kGiB, 31 * kGiB + 246 * kMiB},
+    {"v2", 8 * kGiB, 0, 32},
+    {"v3", 16 * kGiB, 0, 32},
+    {"v4", 32 * kGiB, 30 * kGiB + 768 * kMiB, 32},
+    {"v5e", 16 * kGiB, 15 * kGiB + 768 * kMiB, 512},
+    {"v5p", 95 * kGiB + 756 * kMiB, 95 * kGiB + 748 * kMiB, 32},
+    {"v6e", 32 * kGiB, 31 * kGiB + 246 * kMiB, 32},
 };
 
 // Chunk offsets in XLA:TPU's heaps: every HBM temp offset in the dumps is a
@@ -36,15 +36,21 @@ constexpr int64_t kVmemAlignment = 4096;
 constexpr int64_t kSmemAlignment = 4;
 constexpr int64_t kSmemColor = 2;
 constexpr int64_t kUntiledScalarElements = 1024;
-// The smallest HBM buffers (a tiled scalar, a tuple table) take 512 bytes.
-constexpr int64_t kTupleTableBytes = 512;
+// Colour 6 (XLA's memory-usage report calls it color_6) holds flags and
+// scalars in 512-byte slots.
+constexpr int64_t kColor6Alignment = 512;
+constexpr int64_t kTupleElementBytes = 4;
+// Without a generation: v5e's tables, the most common chip in the dumps.
+constexpr int64_t kDefaultTupleTableGranule = 512;
 
 class TpuTarget final : public Target {
  public:
   TpuTarget(const TpuGeneration* generation, int64_t alignment)
       : Target(Backend::kTpu,
                generation ? absl::StrCat("tpu ", generation->name) : std::string("tpu")),
-        alignment_(alignment) {
+        alignment_(alignment),
+        tuple_table_granule_(generation ? generation->tuple_table_granule
+                                        : kDefaultTupleTableGranule) {
     if (generation != nullptr) {
       DeviceMemory memory;
       memory.device = name();
@@ -60,7 +66,8 @@ class TpuTarget final : public Target {
   int64_t BufferBytes(const hlo::ShapeTable& shapes, hlo::ShapeId id) const override {
     const hlo::Shape& shape = shapes.get(id);
     if (shape.is_tuple()) {
-      return RoundUpTo(std::max<int64_t>(shapes.ByteSize(id), 1), kTupleTableBytes);
+      const int64_t elements = static_cast<int64_t>(shape.tuple_elements.size());
+      return RoundUpTo(kTupleElementBytes * elements, tuple_table_granule_);
     }
     // A scalar without a tile (in a comparator or reducer, where XLA:TPU
     // prints no layout) takes the 1024-element tile of a vector register,
@@ -77,6 +84,7 @@ class TpuTarget final : public Target {
     switch (color) {
       case 1: return kVmemAlignment;
       case 2: return kSmemAlignment;
+      case 6: return kColor6Alignment;
       default: return kHbmAlignment;
     }
   }
@@ -98,6 +106,7 @@ class TpuTarget final : public Target {
 
  private:
   int64_t alignment_;  // --alignment for every colour; 0 for XLA:TPU's own
+  int64_t tuple_table_granule_;
 };
 
 }  // namespace

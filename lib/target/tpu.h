@@ -21,6 +21,9 @@ struct TpuGeneration {
   // What XLA:TPU offers a program, from its own CompileTimeHbmOom messages
   // ("exceeds available HBM (15.75G)"); 0 when not known.
   int64_t program_hbm_bytes;
+  // A tuple's table of 4-byte element addresses is rounded up to this
+  // (XLA:TPU's assignments: 512 on v5e, 32 on v5p and v6e).
+  int64_t tuple_table_granule;
 };
 
 // The generation named by `name` ("v5e", "v5litepod", "TPU v5 lite", "v4"),

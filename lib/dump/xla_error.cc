@@ -1,0 +1,163 @@
+#include "lib/dump/xla_error.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "lib/base/diagnostic.h"
+
+namespace hlomem::dump {
+namespace {
+
+// A size as XLA prints it: "15.75G", "8.00M", "6.43M", "512B", "8.00GiB",
+// "1.5K". Units are binary (XLA's HumanReadableNumBytes); the result is
+// the value and half a unit of its last digit, the rounding either way.
+struct ParsedSize {
+  int64_t bytes = 0;
+  int64_t rounding = 0;
+};
+std::optional<ParsedSize> ParseHumanSize(absl::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() &&
+         (absl::ascii_isdigit(text[digits]) || text[digits] == '.')) {
+    ++digits;
+  }
+  if (digits == 0 || digits > 24) return std::nullopt;
+  double value = 0;
+  if (!absl::SimpleAtod(text.substr(0, digits), &value) || !(value >= 0)) return std::nullopt;
+  absl::string_view unit = text.substr(digits);
+  if (absl::EndsWith(unit, "iB")) unit.remove_suffix(2);
+  if (absl::EndsWith(unit, "B") && unit.size() == 2) unit.remove_suffix(1);
+  int shift = 0;
+  if (unit == "K") shift = 10;
+  else if (unit == "M") shift = 20;
+  else if (unit == "G") shift = 30;
+  else if (unit == "T") shift = 40;
+  else if (unit == "P") shift = 50;
+  else if (!unit.empty() && unit != "B") return std::nullopt;
+  const double scale = std::ldexp(1.0, shift);
+  const double bytes = value * scale;
+  if (!(bytes < 9.0e18)) return std::nullopt;
+  const size_t dot = text.substr(0, digits).find('.');
+  const int decimals = dot == absl::string_view::npos ? 0 : static_cast<int>(digits - dot - 1);
+  ParsedSize out;
+  out.bytes = static_cast<int64_t>(std::llround(bytes));
+  out.rounding = static_cast<int64_t>(std::ceil(scale * 0.5 * std::pow(10.0, -decimals)));
+  return out;
+}
+
+// The token right after `marker` up to one of `stops`.
+std::optional<absl::string_view> After(absl::string_view line, absl::string_view marker,
+                                       absl::string_view stops) {
+  const size_t at = line.find(marker);
+  if (at == absl::string_view::npos) return std::nullopt;
+  absl::string_view rest = line.substr(at + marker.size());
+  const size_t end = rest.find_first_of(stops);
+  return rest.substr(0, end);
+}
+
+std::optional<XlaOomError> ParseLine(absl::string_view line) {
+  XlaOomError e;
+  if (absl::StrContains(line, "CompileTimeHbmOom") ||
+      absl::StrContains(line, "exceeds available HBM")) {
+    e.kind = XlaOomError::Kind::kCompileTimeHbmOom;
+    e.memory = "HBM";
+    if (absl::StrContains(line, "E1000")) e.code = "E1000";
+    if (auto needed = After(line, "temporaries (", ")")) {
+      if (auto size = ParseHumanSize(*needed)) {
+        e.needed_bytes = size->bytes;
+        e.rounding_bytes = std::max(e.rounding_bytes, size->rounding);
+      }
+    }
+    if (auto available = After(line, "available HBM (", ")")) {
+      if (auto size = ParseHumanSize(*available)) {
+        e.available_bytes = size->bytes;
+        e.rounding_bytes = std::max(e.rounding_bytes, size->rounding);
+      }
+    }
+    if (auto module = After(line, "HLO module: ", " \t\r")) {
+      absl::string_view name = *module;
+      if (absl::EndsWith(name, ".")) name.remove_suffix(1);
+      e.module_name = std::string(name);
+    }
+    return e;
+  }
+  if (absl::StrContains(line, "Attempting to allocate") &&
+      absl::StrContains(line, "That was not possible")) {
+    e.kind = XlaOomError::Kind::kTpuRuntime;
+    if (auto needed = After(line, "Attempting to allocate ", ". ")) {
+      if (auto size = ParseHumanSize(*needed)) {
+        e.needed_bytes = size->bytes;
+        e.rounding_bytes = size->rounding;
+      }
+    }
+    if (auto free = After(line, "There are ", " ")) {
+      if (auto size = ParseHumanSize(*free)) {
+        e.available_bytes = size->bytes;
+        e.rounding_bytes = std::max(e.rounding_bytes, size->rounding);
+      }
+    }
+    if (auto memory = After(line, "; (", ")")) e.memory = std::string(*memory);
+    return e;
+  }
+  if (absl::StrContains(line, "Out of memory while trying to allocate ")) {
+    e.kind = XlaOomError::Kind::kGpuAllocation;
+    if (auto needed = After(line, "Out of memory while trying to allocate ", " ")) {
+      int64_t bytes = 0;
+      if (absl::SimpleAtoi(*needed, &bytes) && bytes >= 0) e.needed_bytes = bytes;
+    }
+    return e;
+  }
+  if (absl::StrContains(line, "ran out of memory trying to allocate ")) {
+    e.kind = XlaOomError::Kind::kGpuAllocation;
+    int64_t bytes = 0;
+    if (auto rounded = After(line, "(rounded to ", ")");
+        rounded && absl::SimpleAtoi(*rounded, &bytes) && bytes >= 0) {
+      e.needed_bytes = bytes;
+    } else if (auto needed = After(line, "ran out of memory trying to allocate ", " ")) {
+      if (auto size = ParseHumanSize(*needed)) {
+        e.needed_bytes = size->bytes;
+        e.rounding_bytes = size->rounding;
+      }
+    }
+    return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::string_view XlaOomKindName(XlaOomError::Kind kind) {
+  switch (kind) {
+    case XlaOomError::Kind::kCompileTimeHbmOom: return "CompileTimeHbmOom";
+    case XlaOomError::Kind::kTpuRuntime: return "TPU runtime allocation";
+    case XlaOomError::Kind::kGpuAllocation: return "GPU allocation";
+  }
+  return "";
+}
+
+absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view path,
+                                                          absl::string_view text) {
+  std::vector<XlaOomError> out;
+  int64_t line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    std::optional<XlaOomError> e = ParseLine(line);
+    if (!e) continue;
+    e->line = line_number;
+    e->message = std::string(absl::StripAsciiWhitespace(line));
+    out.push_back(std::move(*e));
+  }
+  if (out.empty()) {
+    return FileError(path,
+                     "no out-of-memory message found (expected XLA's CompileTimeHbmOom, a TPU "
+                     "runtime \"Attempting to allocate\" or a GPU \"Out of memory while trying to "
+                     "allocate\" line)");
+  }
+  return out;
+}
+
+}  // namespace hlomem::dump

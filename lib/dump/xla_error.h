@@ -1,0 +1,54 @@
+// Reads the out-of-memory errors XLA and its runtimes print, so that a
+// report can put XLA's own figures beside the buffers that make them:
+//   XLA:TPU compile time  "E1000: CompileTimeHbmOom: ... the total memory required
+//                          for HLO temporaries (18.52G) exceeds available HBM (15.75G).
+//                          HLO module: jit_train_step."
+//   TPU runtime           "Attempting to allocate 8.00M. That was not possible.
+//                          There are 6.43M free.; (0x0x1_HBM0)"
+//   XLA:GPU               "Out of memory while trying to allocate 1073741824 bytes."
+//   BFC allocator         "... ran out of memory trying to allocate 8.00GiB
+//                          (rounded to 8589934592)"
+#ifndef HLOMEM_LIB_DUMP_XLA_ERROR_H_
+#define HLOMEM_LIB_DUMP_XLA_ERROR_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hlomem::dump {
+
+struct XlaOomError {
+  enum class Kind : uint8_t {
+    kCompileTimeHbmOom,  // XLA:TPU refused to compile (E1000)
+    kTpuRuntime,         // the TPU runtime could not allocate a buffer
+    kGpuAllocation,      // XLA:GPU or the BFC allocator could not allocate
+  };
+  Kind kind = Kind::kCompileTimeHbmOom;
+  std::string code;         // "E1000", "" when the message has none
+  std::string memory;       // "HBM", "0x0x1_HBM0", "" when unnamed
+  std::string module_name;  // "jit_train_step" (E1000 names it), else ""
+  // What the program needed (E1000: all HBM allocations; runtime: the one
+  // allocation) and what was available; nullopt when not stated.
+  std::optional<int64_t> needed_bytes;
+  std::optional<int64_t> available_bytes;
+  // Bytes either figure may be off by: messages round to two decimals.
+  int64_t rounding_bytes = 0;
+  int64_t line = 0;     // 1-based line of the message in the file
+  std::string message;  // the line, trimmed
+};
+
+// Every out-of-memory message in `text` (a log, a traceback, a pasted
+// error), in order. An error, `path: error: ...`, when there is none.
+absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view path,
+                                                          absl::string_view text);
+
+// "CompileTimeHbmOom", "TPU runtime allocation", "GPU allocation".
+absl::string_view XlaOomKindName(XlaOomError::Kind kind);
+
+}  // namespace hlomem::dump
+
+#endif  // HLOMEM_LIB_DUMP_XLA_ERROR_H_
