@@ -35,6 +35,7 @@ constexpr int64_t kHbmAlignment = 16384;
 constexpr int64_t kVmemAlignment = 4096;
 constexpr int64_t kSmemAlignment = 4;
 constexpr int64_t kSmemColor = 2;
+constexpr int64_t kScalarFlagColor = 8;
 constexpr int64_t kUntiledScalarElements = 1024;
 // Colour 6 (XLA's memory-usage report calls it color_6) holds flags and
 // scalars in 512-byte slots.
@@ -69,10 +70,13 @@ class TpuTarget final : public Target {
       const int64_t elements = static_cast<int64_t>(shape.tuple_elements.size());
       return RoundUpTo(kTupleElementBytes * elements, tuple_table_granule_);
     }
+    // The scalar memories (SMEM, colour 8) hold values as they are, tiled
+    // layout or not: s32[1]{0:T(128)S(2)} takes 4 bytes.
+    const int64_t color = ColorOf(shape);
+    if (color == kSmemColor || color == kScalarFlagColor) return shapes.ByteSize(id);
     // A scalar without a tile (in a comparator or reducer, where XLA:TPU
-    // prints no layout) takes the 1024-element tile of a vector register,
-    // except in SMEM, which holds scalars as they are.
-    if (shape.is_array() && shape.dims.empty() && ColorOf(shape) != kSmemColor &&
+    // prints no layout) takes the 1024-element tile of a vector register.
+    if (shape.is_array() && shape.dims.empty() &&
         (!shape.layout || shape.layout->tiles.empty())) {
       return kUntiledScalarElements * shapes.ByteSize(id);
     }
@@ -83,7 +87,9 @@ class TpuTarget final : public Target {
     if (alignment_ > 0) return alignment_;
     switch (color) {
       case 1: return kVmemAlignment;
-      case 2: return kSmemAlignment;
+      case kSmemColor:
+      case kScalarFlagColor:
+        return kSmemAlignment;
       case 6: return kColor6Alignment;
       default: return kHbmAlignment;
     }
