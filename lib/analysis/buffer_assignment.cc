@@ -567,7 +567,10 @@ class BufferAssigner {
       if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
-    HeapResult heap = BestHeap(events, id_count, target_.Alignment(color));
+    HeapResult heap = target_.heap_orders() == target::HeapOrders::kTemporalOnly
+                               ? GlobalDecreasingSizeBestFit(events, id_count, target_.Alignment(color),
+                                                             HeapOrder::kTemporal)
+                               : BestHeap(events, id_count, target_.Alignment(color));
     for (const HeapEvent& e : events) {
       heap_events_.push_back(e);
       heap_events_.back().buffer += heap_value_count_;

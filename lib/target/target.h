@@ -44,6 +44,12 @@ struct DeviceMemory {
   std::string limit_source;  // where program_limit comes from
 };
 
+// Which orders the heap simulator lays a colour's heap out in.
+enum class HeapOrders : uint8_t {
+  kSmallerOfBoth,  // XLA's ChooseBestHeapAlgorithm: temporal and spatial
+  kTemporalOnly,   // what XLA:TPU's assignments match
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -71,6 +77,8 @@ class Target {
   virtual std::optional<bool> MayAlias(const hlo::Module& module, hlo::InstrId operand,
                                        const hlo::ShapeIndex& operand_index, hlo::InstrId user,
                                        const hlo::ShapeIndex& user_index) const;
+
+  virtual HeapOrders heap_orders() const { return HeapOrders::kSmallerOfBoth; }
 
   // Whether a temp may be placed in an output's allocation when their live
   // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs

@@ -96,6 +96,9 @@ class TpuTarget final : public Target {
   }
 
   bool TempsShareOutputAllocations() const override { return false; }
+  // Of 194 XLA:TPU heaps, the temporal order alone reproduces 10 that the
+  // smaller of both orders misses, and misses 2 it gets.
+  HeapOrders heap_orders() const override { return HeapOrders::kTemporalOnly; }
 
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
