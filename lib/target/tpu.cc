@@ -5,7 +5,13 @@
 // - the runtime offers a program less HBM than the chip has.
 #include "lib/target/tpu.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -43,6 +49,10 @@ constexpr int64_t kColor6Alignment = 512;
 constexpr int64_t kTupleElementBytes = 4;
 // Without a generation: v5e's tables, the most common chip in the dumps.
 constexpr int64_t kDefaultTupleTableGranule = 512;
+
+std::optional<int64_t> LeafNumber(const hlo::ShapeTable& shapes, hlo::ShapeId shape,
+                                  const hlo::ShapeIndex& index);
+std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text);
 
 class TpuTarget final : public Target {
  public:
@@ -95,6 +105,33 @@ class TpuTarget final : public Target {
     }
   }
 
+  // XLA:TPU writes which operands an instruction may overwrite into its
+  // backend_config: "aliasing_operands":{"lists":[{"indices":["2","6"]}]}
+  // numbers the operands 0..n-1 and then the output's leaves n.., and each
+  // list is a set of positions that may share one buffer.
+  std::optional<bool> MayAlias(const hlo::Module& module, hlo::InstrId operand,
+                               const hlo::ShapeIndex& operand_index, hlo::InstrId user,
+                               const hlo::ShapeIndex& user_index) const override {
+    if (!operand_index.empty()) return std::nullopt;
+    const absl::string_view config = module.attribute(user, "backend_config").value_or("");
+    const size_t lists = config.find("\"aliasing_operands\":{\"lists\":[");
+    if (lists == absl::string_view::npos) return std::nullopt;
+    const std::optional<int64_t> leaf = LeafNumber(module.shapes, module.instr(user).shape, user_index);
+    if (!leaf) return std::nullopt;
+    const auto operands = module.operands(user);
+    const int64_t output_position = static_cast<int64_t>(operands.size()) + *leaf;
+    for (const std::vector<int64_t>& group : ParseAliasingLists(config.substr(lists))) {
+      if (std::find(group.begin(), group.end(), output_position) == group.end()) continue;
+      for (int64_t position : group) {
+        if (position >= 0 && position < static_cast<int64_t>(operands.size()) &&
+            operands[static_cast<size_t>(position)] == operand) {
+          return true;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   bool TempsShareOutputAllocations() const override { return false; }
   // Of 194 XLA:TPU heaps, the temporal order alone reproduces 10 that the
   // smaller of both orders misses, and misses 2 it gets.
@@ -117,6 +154,47 @@ class TpuTarget final : public Target {
   int64_t alignment_;  // --alignment for every colour; 0 for XLA:TPU's own
   int64_t tuple_table_granule_;
 };
+
+// The position of the leaf at `index` among the array leaves of `shape`,
+// in pre-order; nullopt when `index` is not a leaf.
+std::optional<int64_t> LeafNumber(const hlo::ShapeTable& shapes, hlo::ShapeId shape,
+                                  const hlo::ShapeIndex& index) {
+  int64_t count = 0;
+  std::optional<int64_t> found;
+  shapes.ForEachSubshape(shape, [&](const hlo::ShapeIndex& at, hlo::ShapeId id) {
+    if (shapes.get(id).is_tuple()) return;
+    if (at == index) found = count;
+    ++count;
+  });
+  return found;
+}
+
+// The index groups of `"lists":[{"indices":["0","1"]},...]`, read up to the
+// list's closing bracket; malformed text ends the groups early.
+std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text) {
+  std::vector<std::vector<int64_t>> groups;
+  const size_t end = text.find("]}");
+  size_t pos = 0;
+  while (true) {
+    const size_t start = text.find("\"indices\":[", pos);
+    if (start == absl::string_view::npos || start > end) break;
+    const size_t close = text.find(']', start);
+    if (close == absl::string_view::npos) break;
+    std::vector<int64_t> group;
+    for (absl::string_view item :
+         absl::StrSplit(text.substr(start + 11, close - start - 11), ',', absl::SkipEmpty())) {
+      int64_t value = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripPrefix(
+                               absl::StripSuffix(absl::StripAsciiWhitespace(item), "\""), "\"")),
+                           &value)) {
+        group.push_back(value);
+      }
+    }
+    groups.push_back(std::move(group));
+    pos = close + 1;
+  }
+  return groups;
+}
 
 }  // namespace
 
