@@ -9,18 +9,18 @@ def _mesh(shape, names):
     # Auto (GSPMD) axes: newer jax defaults make_mesh to Explicit axes.
     import jax
     import programs
-    kw = {}
-    if programs.DEVICES is not None:
-        # A deviceless accelerator topology (tools/gen_accel_testdata.py): the first
-        # prod(shape) of its devices.
-        n = 1
-        for s in shape:
-            n *= s
-        kw["devices"] = list(programs.DEVICES)[:n]
     at = getattr(jax.sharding, "AxisType", None)
+    if programs.DEVICES is not None:
+        # A deviceless accelerator topology (tools/gen_accel_testdata.py): its first
+        # prod(shape) devices in order. jax.make_mesh is not used here: it refuses TPU v4
+        # topologies whose devices are cores (two per chip) rather than chips.
+        import numpy as np
+        n = int(np.prod(shape))
+        devs = np.array(list(programs.DEVICES)[:n], dtype=object).reshape(shape)
+        return jax.sharding.Mesh(devs, names, axis_types=(at.Auto,) * len(shape))
     if at is not None:
-        return jax.make_mesh(shape, names, axis_types=(at.Auto,) * len(shape), **kw)
-    return jax.make_mesh(shape, names, **kw)
+        return jax.make_mesh(shape, names, axis_types=(at.Auto,) * len(shape))
+    return jax.make_mesh(shape, names)
 
 
 def _sh(mesh, *spec):
