@@ -1,7 +1,8 @@
 // XLA:TPU. What its dumps show (testdata/accel/tpu_*):
 // - every array is laid out in tiles (T(8,128), scalars T(128) or T(256)...),
 //   and a buffer occupies its padded size (ShapeUtil::ArraySize);
-// - colours are memory spaces: 0 HBM, 1 VMEM, 2 SMEM, 5 pinned host;
+// - colours are memory spaces: 0 HBM, 1 VMEM, 2 SMEM, 5 pinned host, and
+//   others XLA's reports name only by number (6, 7, 8; 3 on v4);
 // - the runtime offers a program less HBM than the chip has.
 #include "lib/target/tpu.h"
 
@@ -29,7 +30,10 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr TpuGeneration kGenerations[] = {
     {"v2", 8 * kGiB, 0, 32},
     {"v3", 16 * kGiB, 0, 32},
-    {"v4", 32 * kGiB, 30 * kGiB + 768 * kMiB, 32},
+    // v4 as jax's deviceless topologies give it: each TensorCore an XLA
+    // device with half the chip's HBM ("available HBM (15.25G)"); a
+    // megacore v4 device offers 30.75G.
+    {"v4", 16 * kGiB, 15 * kGiB + 256 * kMiB, 512},
     {"v5e", 16 * kGiB, 15 * kGiB + 768 * kMiB, 512},
     {"v5p", 95 * kGiB + 756 * kMiB, 95 * kGiB + 748 * kMiB, 32},
     {"v6e", 32 * kGiB, 31 * kGiB + 246 * kMiB, 32},
@@ -143,7 +147,6 @@ class TpuTarget final : public Target {
       case 0: space.name = "HBM"; space.is_main = true; break;
       case 1: space.name = "VMEM"; break;
       case 2: space.name = "SMEM"; break;
-      case 3: space.name = "CMEM"; break;
       case kHostColor: space.name = "host"; space.is_host = true; break;
       default: space.name = absl::StrCat("S(", color, ")"); break;
     }
