@@ -150,7 +150,7 @@ class BufferAssigner {
     }
     out_->call_graph_ = BuildCallGraph(m_);
     out_->schedule_ = FlattenSchedule(m_);
-    absl::StatusOr<Dataflow> df = Dataflow::Run(m_, out_->call_graph_);
+    absl::StatusOr<Dataflow> df = Dataflow::Run(m_, out_->call_graph_, target_);
     if (!df.ok()) return df.status();
     out_->dataflow_ = std::make_unique<Dataflow>(std::move(*df));
     df_ = out_->dataflow_.get();
@@ -306,7 +306,8 @@ class BufferAssigner {
     if (buffer_size(b) > a.size) return false;
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
-    if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b)) {
+    if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
+        (!a.is_parameter || a.size != buffer_size(b))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }

@@ -433,7 +433,8 @@ struct UnionFind {
 
 }  // namespace
 
-absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) {
+absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
+                                       const target::Target& target) {
   Dataflow df;
   df.module_ = &m;
   NodeLayout layout(m.shapes);
@@ -884,6 +885,10 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph) 
     for (InstrId i : unfused.instructions()) {
       for (InPlacePair& p : df.ComputeInPlacePairs(i, pairs_of)) {
         tracked_pairs.emplace_back(tracked, std::move(p));
+      }
+      for (target::InPlaceAlias& a : target.InPlaceAliases(m, i)) {
+        tracked_pairs.emplace_back(
+            tracked, InPlacePair{a.operand, std::move(a.operand_index), std::move(a.output_index)});
       }
       ++tracked;
     }

@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "lib/base/csr.h"
 #include "lib/hlo/module.h"
+#include "lib/target/target.h"
 
 namespace hlomem::analysis {
 
@@ -152,7 +153,9 @@ struct HloUse {
 
 class Dataflow {
  public:
-  static absl::StatusOr<Dataflow> Run(const hlo::Module& module, const CallGraph& graph);
+  // `target` adds its backend's in-place pairs to XLA's generic ones.
+  static absl::StatusOr<Dataflow> Run(const hlo::Module& module, const CallGraph& graph,
+                                      const target::Target& target = target::DefaultTarget());
 
   const hlo::Module& module() const { return *module_; }
   // The instructions that can have nodes: those outside fused computations.

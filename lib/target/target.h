@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "lib/hlo/module.h"
@@ -42,6 +43,14 @@ struct DeviceMemory {
   // determine it (GPU: the framework's preallocation decides).
   std::optional<int64_t> program_limit;
   std::string limit_source;  // where program_limit comes from
+};
+
+// An output that must be written into an operand's buffer (an in-place
+// pair of XLA's alias analysis).
+struct InPlaceAlias {
+  uint32_t operand = 0;
+  hlo::ShapeIndex operand_index;
+  hlo::ShapeIndex output_index;
 };
 
 // Which orders the heap simulator lays a colour's heap out in.
@@ -81,9 +90,15 @@ class Target {
   virtual HeapOrders heap_orders() const { return HeapOrders::kSmallerOfBoth; }
 
   // Whether a temp may be placed in an output's allocation when their live
-  // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs
-  // to themselves.
+  // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs to
+  // themselves, but lets temps into a donated parameter's allocation.
   virtual bool TempsShareOutputAllocations() const { return true; }
+
+  // In-place pairs the backend adds to XLA's generic ones for `instruction`
+  // (GetInPlaceInputOutputPairs): they join the two values' buffers.
+  virtual std::vector<InPlaceAlias> InPlaceAliases(const hlo::Module&, hlo::InstrId) const {
+    return {};
+  }
 
   // The device the dump was compiled for, when it names one.
   const std::optional<DeviceMemory>& device() const { return device_; }

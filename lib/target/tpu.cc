@@ -54,8 +54,7 @@ constexpr int64_t kTupleElementBytes = 4;
 // Without a generation: v5e's tables, the most common chip in the dumps.
 constexpr int64_t kDefaultTupleTableGranule = 512;
 
-std::optional<int64_t> LeafNumber(const hlo::ShapeTable& shapes, hlo::ShapeId shape,
-                                  const hlo::ShapeIndex& index);
+std::vector<hlo::ShapeIndex> LeafIndices(const hlo::ShapeTable& shapes, hlo::ShapeId shape);
 std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text);
 
 class TpuTarget final : public Target {
@@ -109,31 +108,33 @@ class TpuTarget final : public Target {
     }
   }
 
-  // XLA:TPU writes which operands an instruction may overwrite into its
+  // XLA:TPU writes which operands an instruction overwrites into its
   // backend_config: "aliasing_operands":{"lists":[{"indices":["2","6"]}]}
   // numbers the operands 0..n-1 and then the output's leaves n.., and each
-  // list is a set of positions that may share one buffer.
-  std::optional<bool> MayAlias(const hlo::Module& module, hlo::InstrId operand,
-                               const hlo::ShapeIndex& operand_index, hlo::InstrId user,
-                               const hlo::ShapeIndex& user_index) const override {
-    if (!operand_index.empty()) return std::nullopt;
-    const absl::string_view config = module.attribute(user, "backend_config").value_or("");
+  // list is a set of positions that share one buffer.
+  std::vector<InPlaceAlias> InPlaceAliases(const hlo::Module& module,
+                                           hlo::InstrId instruction) const override {
+    std::vector<InPlaceAlias> out;
+    const absl::string_view config = module.attribute(instruction, "backend_config").value_or("");
     const size_t lists = config.find("\"aliasing_operands\":{\"lists\":[");
-    if (lists == absl::string_view::npos) return std::nullopt;
-    const std::optional<int64_t> leaf = LeafNumber(module.shapes, module.instr(user).shape, user_index);
-    if (!leaf) return std::nullopt;
-    const auto operands = module.operands(user);
-    const int64_t output_position = static_cast<int64_t>(operands.size()) + *leaf;
+    if (lists == absl::string_view::npos) return out;
+    const auto operands = module.operands(instruction);
+    const int64_t operand_count = static_cast<int64_t>(operands.size());
+    const std::vector<hlo::ShapeIndex> leaves = LeafIndices(module.shapes, module.instr(instruction).shape);
     for (const std::vector<int64_t>& group : ParseAliasingLists(config.substr(lists))) {
-      if (std::find(group.begin(), group.end(), output_position) == group.end()) continue;
-      for (int64_t position : group) {
-        if (position >= 0 && position < static_cast<int64_t>(operands.size()) &&
-            operands[static_cast<size_t>(position)] == operand) {
-          return true;
+      for (int64_t output : group) {
+        const int64_t leaf = output - operand_count;
+        if (leaf < 0 || leaf >= static_cast<int64_t>(leaves.size())) continue;
+        for (int64_t operand : group) {
+          if (operand < 0 || operand >= operand_count) continue;
+          if (!module.shapes.get(module.instr(operands[static_cast<size_t>(operand)]).shape).is_array()) {
+            continue;
+          }
+          out.push_back({static_cast<uint32_t>(operand), {}, leaves[static_cast<size_t>(leaf)]});
         }
       }
     }
-    return std::nullopt;
+    return out;
   }
 
   bool TempsShareOutputAllocations() const override { return false; }
@@ -158,43 +159,38 @@ class TpuTarget final : public Target {
   int64_t tuple_table_granule_;
 };
 
-// The position of the leaf at `index` among the array leaves of `shape`,
-// in pre-order; nullopt when `index` is not a leaf.
-std::optional<int64_t> LeafNumber(const hlo::ShapeTable& shapes, hlo::ShapeId shape,
-                                  const hlo::ShapeIndex& index) {
-  int64_t count = 0;
-  std::optional<int64_t> found;
+// The indices of the array leaves of `shape`, in pre-order.
+std::vector<hlo::ShapeIndex> LeafIndices(const hlo::ShapeTable& shapes, hlo::ShapeId shape) {
+  std::vector<hlo::ShapeIndex> leaves;
   shapes.ForEachSubshape(shape, [&](const hlo::ShapeIndex& at, hlo::ShapeId id) {
-    if (shapes.get(id).is_tuple()) return;
-    if (at == index) found = count;
-    ++count;
+    if (!shapes.get(id).is_tuple()) leaves.push_back(at);
   });
-  return found;
+  return leaves;
 }
 
-// The index groups of `"lists":[{"indices":["0","1"]},...]`, read up to the
-// list's closing bracket; malformed text ends the groups early.
+// The index groups of `"lists":[{"indices":["0","1"]},{...}]`, `text`
+// starting at the list; malformed text ends the groups early.
 std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text) {
   std::vector<std::vector<int64_t>> groups;
-  const size_t end = text.find("]}");
-  size_t pos = 0;
-  while (true) {
-    const size_t start = text.find("\"indices\":[", pos);
-    if (start == absl::string_view::npos || start > end) break;
-    const size_t close = text.find(']', start);
+  constexpr absl::string_view kGroup = "{\"indices\":[";
+  size_t pos = text.find('[');
+  if (pos == absl::string_view::npos) return groups;
+  ++pos;
+  while (absl::StartsWith(text.substr(pos), kGroup)) {
+    const size_t items = pos + kGroup.size();
+    const size_t close = text.find(']', items);
     if (close == absl::string_view::npos) break;
     std::vector<int64_t> group;
-    for (absl::string_view item :
-         absl::StrSplit(text.substr(start + 11, close - start - 11), ',', absl::SkipEmpty())) {
+    for (absl::string_view item : absl::StrSplit(text.substr(items, close - items), ',')) {
       int64_t value = 0;
-      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripPrefix(
-                               absl::StripSuffix(absl::StripAsciiWhitespace(item), "\""), "\"")),
-                           &value)) {
+      if (absl::SimpleAtoi(absl::StripSuffix(absl::StripPrefix(item, "\""), "\""), &value)) {
         group.push_back(value);
       }
     }
     groups.push_back(std::move(group));
-    pos = close + 1;
+    pos = close + 1;  // past "]", then "}" and "," before the next group
+    if (pos < text.size() && text[pos] == '}') ++pos;
+    if (pos < text.size() && text[pos] == ',') ++pos;
   }
   return groups;
 }
