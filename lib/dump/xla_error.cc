@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "lib/base/diagnostic.h"
 
 namespace hlomem::dump {
@@ -88,8 +89,8 @@ std::optional<XlaOomError> ParseLine(absl::string_view line) {
   if (absl::StrContains(line, "Attempting to allocate") &&
       absl::StrContains(line, "That was not possible")) {
     e.kind = XlaOomError::Kind::kTpuRuntime;
-    if (auto needed = After(line, "Attempting to allocate ", ". ")) {
-      if (auto size = ParseHumanSize(*needed)) {
+    if (auto needed = After(line, "Attempting to allocate ", " ")) {
+      if (auto size = ParseHumanSize(absl::StripSuffix(*needed, "."))) {
         e.needed_bytes = size->bytes;
         e.rounding_bytes = size->rounding;
       }

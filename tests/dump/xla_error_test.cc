@@ -1,0 +1,91 @@
+// The out-of-memory messages of XLA:TPU (compile time and runtime) and
+// XLA:GPU, read from real error texts (testdata/accel) and from the
+// formats users paste.
+#include "lib/dump/xla_error.h"
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace hlomem::dump {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+std::string ReadTestdata(const std::string& relative) {
+  std::ifstream in(std::string(HLOMEM_TESTDATA_DIR) + "/" + relative);
+  EXPECT_TRUE(in) << relative;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(XlaOomErrorTest, CompileTimeHbmOomFromARealCompile) {
+  const std::string text = ReadTestdata("accel/tpu_v5e/oom_mlp_adam_over/error.txt");
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors("error.txt", text);
+  ASSERT_TRUE(errors.ok()) << errors.status().message();
+  ASSERT_EQ(errors->size(), 1u);
+  const XlaOomError& e = errors->front();
+  EXPECT_EQ(e.kind, XlaOomError::Kind::kCompileTimeHbmOom);
+  EXPECT_EQ(e.code, "E1000");
+  EXPECT_EQ(e.memory, "HBM");
+  EXPECT_EQ(e.module_name, "jit_mlp_adam_train_step");
+  EXPECT_EQ(e.line, 1);
+  // "(20.75G) exceeds available HBM (15.75G)", binary gigabytes.
+  EXPECT_EQ(e.needed_bytes, 20 * kGiB + 3 * kGiB / 4);
+  EXPECT_EQ(e.available_bytes, 15 * kGiB + 3 * kGiB / 4);
+  // Two decimals of a GiB: within 0.005 GiB either way.
+  EXPECT_EQ(e.rounding_bytes, (kGiB + 199) / 200);
+}
+
+TEST(XlaOomErrorTest, TpuRuntimeAllocationAndMemoryName) {
+  const std::string log =
+      "Traceback (most recent call last):\n"
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: "
+      "Attempting to allocate 8.00M. That was not possible. There are 6.43M free.; (0x0x1_HBM0)\n";
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors("log", log);
+  ASSERT_TRUE(errors.ok());
+  ASSERT_EQ(errors->size(), 1u);
+  const XlaOomError& e = errors->front();
+  EXPECT_EQ(e.kind, XlaOomError::Kind::kTpuRuntime);
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.needed_bytes, 8 * (int64_t{1} << 20));
+  EXPECT_EQ(e.available_bytes, static_cast<int64_t>(6.43 * (1 << 20) + 0.5));
+  EXPECT_EQ(e.memory, "0x0x1_HBM0");
+}
+
+TEST(XlaOomErrorTest, GpuAndBfcAllocationFailures) {
+  const std::string log =
+      "E external/xla/xla/pjrt/gpu/se_gpu_pjrt_client.cc] Out of memory while trying to allocate "
+      "34359738368 bytes.\n"
+      "W bfc_allocator.cc] Allocator (GPU_0_bfc) ran out of memory trying to allocate 8.00GiB "
+      "(rounded to 8589934592)requested by op\n";
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors("log", log);
+  ASSERT_TRUE(errors.ok());
+  ASSERT_EQ(errors->size(), 2u);
+  EXPECT_EQ((*errors)[0].kind, XlaOomError::Kind::kGpuAllocation);
+  EXPECT_EQ((*errors)[0].needed_bytes, 32 * kGiB);
+  EXPECT_EQ((*errors)[1].needed_bytes, 8 * kGiB);  // the exact "rounded to" figure
+  EXPECT_EQ((*errors)[1].rounding_bytes, 0);
+}
+
+TEST(XlaOomErrorTest, TextWithoutAnOomIsAnErrorNamingTheFile) {
+  absl::StatusOr<std::vector<XlaOomError>> errors =
+      ParseXlaOomErrors("train.log", "step 1 loss 2.3\nstep 2 loss 2.1\n");
+  ASSERT_FALSE(errors.ok());
+  EXPECT_THAT(std::string(errors.status().message()), HasSubstr("train.log: error: no out-of-memory"));
+}
+
+TEST(XlaOomErrorTest, MalformedSizesAreLeftUnset) {
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors(
+      "e", "E1000: CompileTimeHbmOom: temporaries (lots) exceeds available HBM (99999999999999999999G)");
+  ASSERT_TRUE(errors.ok());
+  EXPECT_FALSE(errors->front().needed_bytes.has_value());
+  EXPECT_FALSE(errors->front().available_bytes.has_value());
+}
+
+}  // namespace
+}  // namespace hlomem::dump
