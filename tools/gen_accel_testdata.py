@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 
+from gen_testdata import memory_analysis_json
+
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
 OUT = os.path.join(REPO, "testdata", "accel")
@@ -117,24 +119,6 @@ def _versions():
     return v
 
 
-def _ma_json(compiled):
-    ma = compiled.memory_analysis()
-    out = {}
-    if ma is None:
-        return out
-    for attr in sorted(dir(ma)):
-        if attr.startswith("_"):
-            continue
-        v = getattr(ma, attr)
-        if callable(v):
-            continue
-        if isinstance(v, (bytes, bytearray)):
-            out[attr + "_length"] = len(v)
-        else:
-            out[attr] = v
-    return out
-
-
 def worker(target, name, dump_dir, result_path):
     sys.path.insert(0, TOOLS)
     import jax
@@ -188,7 +172,7 @@ def worker(target, name, dump_dir, result_path):
     try:
         compiled = lowered.compile()
         res["verdict"] = "fits"
-        res["memory_analysis"] = _ma_json(compiled)
+        res["memory_analysis"] = memory_analysis_json(compiled)
     except Exception as e:  # noqa
         msg = str(e)
         res["error_type"] = type(e).__name__

@@ -60,6 +60,26 @@ MA_INT_FIELDS = [
 # ----------------------------------------------------------------------------- worker
 
 
+def memory_analysis_json(compiled):
+    """The fields of compiled.memory_analysis() as a dict; bytes fields are not stored, only
+    their length."""
+    ma = compiled.memory_analysis()
+    out = {}
+    if ma is None:
+        return out
+    for attr in sorted(dir(ma)):
+        if attr.startswith("_"):
+            continue
+        v = getattr(ma, attr)
+        if callable(v):
+            continue
+        if isinstance(v, (bytes, bytearray)):
+            out[attr + "_length"] = len(v)
+        else:
+            out[attr] = v
+    return out
+
+
 def worker(name, dump_dir, result_path):
     sys.path.insert(0, TOOLS)
     import jax
@@ -77,19 +97,7 @@ def worker(name, dump_dir, result_path):
     module_name = m.group(1) if m else None
     compiled = lowered.compile()
     secs = time.time() - t0
-    ma = compiled.memory_analysis()
-    ma_json = {}
-    for attr in sorted(dir(ma)):
-        if attr.startswith("_"):
-            continue
-        v = getattr(ma, attr)
-        if callable(v):
-            continue
-        if isinstance(v, (bytes, bytearray)):
-            # Bytes fields are not stored; only their length.
-            ma_json[attr + "_length"] = len(v)
-        else:
-            ma_json[attr] = v
+    ma_json = memory_analysis_json(compiled)
     with open(os.path.join(dump_dir, "memory_analysis.json.tmp"), "w") as f:
         json.dump(ma_json, f, indent=1, sort_keys=True)
 

@@ -11,6 +11,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// An optional integer: its value or null.
+Json IntOrNull(const std::optional<int64_t>& value) { return value ? Json(*value) : Json(nullptr); }
+
 Json Numbers(const MemoryNumbers& n, const bool* exact) {
   Json j;
   j["total_bytes"] = n.total_bytes;
@@ -113,7 +116,7 @@ Json DeviceFitJson(const DeviceFit& fit) {
   j["usable_source"] = fit.usable_source;
   j["needed_bytes"] = fit.needed;
   j["needed_source"] = fit.needed_source;
-  j["computed_needed_bytes"] = fit.computed_needed ? Json(*fit.computed_needed) : Json(nullptr);
+  j["computed_needed_bytes"] = IntOrNull(fit.computed_needed);
   j["fits"] = fit.fits;
   j["shortfall_bytes"] = fit.shortfall;
   return j;
@@ -127,8 +130,8 @@ Json MemorySpacesJson(const std::vector<MemorySpaceTotals>& spaces) {
     space["name"] = s.name;
     space["is_device"] = s.is_device;
     space["is_host"] = s.is_host;
-    space["computed_bytes"] = s.computed_bytes ? Json(*s.computed_bytes) : Json(nullptr);
-    space["xla_bytes"] = s.xla_bytes ? Json(*s.xla_bytes) : Json(nullptr);
+    space["computed_bytes"] = IntOrNull(s.computed_bytes);
+    space["xla_bytes"] = IntOrNull(s.xla_bytes);
     j.push_back(std::move(space));
   }
   return j;
@@ -138,7 +141,7 @@ Json TargetDeviceJson(const target::DeviceMemory& device) {
   Json j;
   j["device"] = device.device;
   j["capacity_bytes"] = device.capacity;
-  j["program_limit_bytes"] = device.program_limit ? Json(*device.program_limit) : Json(nullptr);
+  j["program_limit_bytes"] = IntOrNull(device.program_limit);
   j["limit_source"] = device.limit_source;
   return j;
 }
@@ -151,10 +154,10 @@ Json OomJson(const OomExplanation& oom) {
   j["memory"] = e.memory;
   j["module"] = e.module_name;
   j["message"] = e.message;
-  j["needed_bytes"] = e.needed_bytes ? Json(*e.needed_bytes) : Json(nullptr);
-  j["available_bytes"] = e.available_bytes ? Json(*e.available_bytes) : Json(nullptr);
+  j["needed_bytes"] = IntOrNull(e.needed_bytes);
+  j["available_bytes"] = IntOrNull(e.available_bytes);
   j["rounding_bytes"] = e.rounding_bytes;
-  j["device_bytes"] = oom.device_bytes ? Json(*oom.device_bytes) : Json(nullptr);
+  j["device_bytes"] = IntOrNull(oom.device_bytes);
   j["device_bytes_source"] = oom.device_bytes_source;
   j["agrees"] = oom.agrees;
   return j;
@@ -241,6 +244,12 @@ int64_t IntOr(const Json& j, const char* key, int64_t fallback) {
   return it == j.end() || it->is_null() ? fallback : it->get<int64_t>();
 }
 
+std::optional<int64_t> OptionalInt(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<int64_t>();
+}
+
 std::string StringOr(const Json& j, const char* key) {
   auto it = j.find(key);
   return it == j.end() || it->is_null() ? std::string() : it->get<std::string>();
@@ -323,12 +332,8 @@ ModuleReport ReadModule(const Json& j) {
       t.name = StringOr(space, "name");
       t.is_device = space.value("is_device", false);
       t.is_host = space.value("is_host", false);
-      if (space.contains("computed_bytes") && !space["computed_bytes"].is_null()) {
-        t.computed_bytes = space["computed_bytes"].get<int64_t>();
-      }
-      if (space.contains("xla_bytes") && !space["xla_bytes"].is_null()) {
-        t.xla_bytes = space["xla_bytes"].get<int64_t>();
-      }
+      t.computed_bytes = OptionalInt(space, "computed_bytes");
+      t.xla_bytes = OptionalInt(space, "xla_bytes");
       m.memory_spaces.push_back(std::move(t));
     }
   }
@@ -359,9 +364,7 @@ ModuleReport ReadModule(const Json& j) {
     f.needed = IntOr(*fit, "needed_bytes", 0);
     f.usable_source = StringOr(*fit, "usable_source");
     if (fit->contains("needed_source")) f.needed_source = StringOr(*fit, "needed_source");
-    if (fit->contains("computed_needed_bytes") && !(*fit)["computed_needed_bytes"].is_null()) {
-      f.computed_needed = (*fit)["computed_needed_bytes"].get<int64_t>();
-    }
+    f.computed_needed = OptionalInt(*fit, "computed_needed_bytes");
     f.fits = fit->value("fits", true);
     f.shortfall = IntOr(*fit, "shortfall_bytes", 0);
     m.device_fit = f;

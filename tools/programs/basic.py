@@ -143,9 +143,13 @@ def _adam(params, grads, m, v, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
       "causal attention, softmax) Adam train step on batch 8 x seq 512; params and Adam state donated.",
       expect=[r"input_output_alias", r"exponential"])
 def transformer_block_train_step():
+    return _transformer_block_step(D=1024, F=4096, H=16, B=8, S=512)
+
+
+def _transformer_block_step(D, F, H, B, S, notes=""):
+    """A pre-LN transformer block's Adam train step; params and Adam state donated."""
     import jax
     import jax.numpy as jnp
-    D, F, H, B, S = 1024, 4096, 16, 8, 512
 
     def transformer_train_step(params, m, v, x, y):
         loss, g = jax.value_and_grad(lambda p: jnp.mean((_block(p, x, H) - y) ** 2))(params)
@@ -153,7 +157,7 @@ def transformer_block_train_step():
         return params, m, v, loss
     p = _block_params(D, F)
     return Program(transformer_train_step, (p, p, p, _sds((B, S, D)), _sds((B, S, D))),
-                   {"donate_argnums": (0, 1, 2)})
+                   {"donate_argnums": (0, 1, 2)}, notes=notes)
 
 
 @case("attention_long_seq", "Causal self-attention forward with seq 4096, 16 heads: the f32 "

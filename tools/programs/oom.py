@@ -8,7 +8,7 @@ found by bisection with `tools/gen_accel_testdata.py --bisect CASE_PREFIX --targ
 see EDGE below.
 """
 from programs import case, Program, ACCEL_ONLY
-from programs.basic import _sds, _block, _block_params, _adam
+from programs.basic import _sds, _adam, _transformer_block_step
 
 # MLP train-step geometry of the edge pairs: batch x D -> hidden -> D, Adam state, donated.
 MLP_D = 8192
@@ -65,18 +65,9 @@ def oom_mlp_adam_over():
       "attention scores (16 GiB each) exceed TPU v5e's HBM many times over.",
       tags=[ACCEL_ONLY, "oom"])
 def oom_transformer_block_batch_over():
-    import jax
-    import jax.numpy as jnp
     D, F, H, B, S = 2048, 8192, 16, 64, 2048
-
-    def transformer_train_step(params, m, v, x, y):
-        loss, g = jax.value_and_grad(lambda p: jnp.mean((_block(p, x, H) - y) ** 2))(params)
-        params, m, v = _adam(params, g, m, v)
-        return params, m, v, loss
-    p = _block_params(D, F)
-    return Program(transformer_train_step, (p, p, p, _sds((B, S, D)), _sds((B, S, D))),
-                   {"donate_argnums": (0, 1, 2)},
-                   notes="d=%d heads=%d ffn=%d batch=%d seq=%d" % (D, H, F, B, S))
+    return _transformer_block_step(D, F, H, B, S, notes="d=%d heads=%d ffn=%d batch=%d seq=%d"
+                                   % (D, H, F, B, S))
 
 
 def _edge(target, which):
