@@ -23,7 +23,8 @@
 #include "lib/detect/detectors.h"
 #include "lib/dump/loader.h"
 #include "lib/dump/xla_error.h"
-#include "lib/report/capture.h"
+#include "lib/pipeline/capture.h"
+#include "lib/pipeline/pipeline.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
 #include "lib/target/resolve.h"
@@ -216,7 +217,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
   if (paths.size() == 1 && absl::EndsWith(paths[0], ".json")) {
     report = ReadReportJson(paths[0]);
   } else {
-    hlomem::report::ReportOptions options;
+    hlomem::pipeline::ReportOptions options;
     options.load.stage = ParseStage(flags.stage);
     flags.limits.ApplyTo(&options.load);
     options.module_regex = flags.module_regex;
@@ -231,7 +232,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
       }
       options.detect.min_bytes = *min_bytes;
     }
-    report = hlomem::report::BuildReport(paths, options);
+    report = hlomem::pipeline::BuildReport(paths, options);
   }
   if (!report.ok()) {
     PrintError(report.status());
@@ -427,12 +428,12 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
 }
 
 int RunCapture(const std::string& dir, const std::vector<std::string>& command, ReportFlags flags) {
-  hlomem::report::CaptureOptions options;
+  hlomem::pipeline::CaptureOptions options;
   options.dir = dir;
   options.command = command;
   const char* user_flags = std::getenv("XLA_FLAGS");
   options.user_xla_flags = user_flags != nullptr ? user_flags : "";
-  absl::StatusOr<hlomem::report::CaptureResult> run = hlomem::report::RunCapture(options);
+  absl::StatusOr<hlomem::pipeline::CaptureResult> run = hlomem::pipeline::RunCapture(options);
   if (!run.ok()) {
     PrintError(run.status());
     return kExitBadInput;
@@ -480,7 +481,7 @@ int RunAssignment(const std::string& path, const std::string& requested_target) 
   for (const hlomem::dump::LoadedModule& m : loaded->modules) {
     if (!m.module) continue;
     absl::StatusOr<std::unique_ptr<hlomem::target::Target>> target =
-        hlomem::report::ResolveModuleTarget(m, requested_target, /*alignment=*/0);
+        hlomem::pipeline::ResolveModuleTarget(m, requested_target, /*alignment=*/0);
     if (!target.ok()) {
       PrintError(target.status());
       return kExitBadInput;

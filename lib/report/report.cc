@@ -3,81 +3,13 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <mutex>
-#include <regex>
-#include <thread>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "lib/hlo/provenance.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/bytes.h"
-#include "lib/base/metrics.h"
-#include "lib/target/resolve.h"
 
 namespace hlomem::report {
 namespace {
-
-MemoryNumbers FromAssignment(const analysis::BufferAssignment& a,
-                             const analysis::MemoryProfile& profile) {
-  const analysis::AssignmentStats& st = a.stats();
-  MemoryNumbers n;
-  static_cast<MemoryStats&>(n) = st;
-  n.total_bytes = st.total_bytes;
-  n.peak_live_bytes = profile.peak_live_bytes;
-  n.fragmentation_bytes = profile.fragmentation_bytes;
-  n.peak_memory_bytes = st.peak_memory_bytes;
-  return n;
-}
-
-MemoryNumbers FromXla(const dump::XlaMemoryStats& st) {
-  MemoryNumbers n;
-  static_cast<MemoryStats&>(n) = st;
-  // The allocations in device and host memory: XLA's "Total bytes used" on
-  // CPU and GPU (the sum of all allocations); on TPU, whose file has no
-  // total, the HBM and host colours without the on-chip memories.
-  n.total_bytes = st.total_bytes;
-  return n;
-}
-
-// Per memory space: hlomem's bytes and XLA's, and whether the space is the
-// device memory that device fit checks.
-std::vector<MemorySpaceTotals> SpaceTotals(const target::Target& target,
-                                           const std::map<int64_t, int64_t>* computed,
-                                           const std::map<int64_t, int64_t>* xla) {
-  std::map<int64_t, MemorySpaceTotals> by_color;
-  auto add = [&](const std::map<int64_t, int64_t>& bytes, bool is_xla) {
-    for (const auto& [color, size] : bytes) {
-      MemorySpaceTotals& t = by_color[color];
-      t.color = color;
-      (is_xla ? t.xla_bytes : t.computed_bytes) = size;
-    }
-  };
-  if (computed) add(*computed, false);
-  if (xla) add(*xla, true);
-  std::vector<MemorySpaceTotals> out;
-  for (auto& [color, totals] : by_color) {
-    const target::MemorySpace space = target.Space(color);
-    totals.name = space.name;
-    totals.is_device = space.is_main;
-    totals.is_host = space.is_host;
-    out.push_back(std::move(totals));
-  }
-  return out;
-}
-
-std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers& xla) {
-  std::vector<Mismatch> out;
-  auto check = [&](const char* field, int64_t c, int64_t x) {
-    if (c != x) out.push_back({field, c, x});
-  };
-  check("total_bytes", computed.total_bytes, xla.total_bytes);
-  check("argument_bytes", computed.argument_bytes, xla.argument_bytes);
-  check("output_bytes", computed.output_bytes, xla.output_bytes);
-  check("alias_bytes", computed.alias_bytes, xla.alias_bytes);
-  check("temp_bytes", computed.temp_bytes, xla.temp_bytes);
-  return out;
-}
 
 // Indexed by Metric: how the text reports and the JSON name each one.
 struct MetricSpelling {
@@ -89,35 +21,6 @@ constexpr MetricSpelling kMetricSpellings[] = {
     {"aliased", "alias_bytes"},   {"temp", "temp_bytes"},          {"peak live", "peak_live_bytes"},
 };
 static_assert(std::size(kMetricSpellings) == std::size(kMetrics), "a metric without spellings");
-
-// The row of a computed buffer.
-BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record) {
-  const hlo::Instruction& instr = module.instr(record.instruction);
-  const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
-  BufferRow row;
-  row.instruction = std::string(instr.name);
-  row.shape_index.assign(record.index.begin(), record.index.end());
-  row.opcode = std::string(module.opcode_text(record.instruction));
-  row.shape = module.shapes.ToString(record.shape);
-  row.bytes = record.bytes;
-  row.kind = std::string(analysis::BufferKindName(record.kind));
-  row.allocation = record.allocation;
-  row.offset = record.offset;
-  row.start = record.start;
-  row.end = record.end;
-  row.op_type = std::string(meta.op_type);
-  // An entry parameter has no line of its own; anything else without
-  // metadata (bodies outlined into parallel_* calls) takes its neighbours'.
-  if (instr.opcode == hlo::Opcode::kParameter && instr.parent == module.entry) {
-    row.op_name = hlo::OpName(module, record.instruction);
-  } else {
-    const hlo::Provenance p = hlo::ProvenanceOf(module, record.instruction);
-    row.op_name = p.op_name;
-    row.source_file = p.file;
-    row.source_line = p.line;
-  }
-  return row;
-}
 
 }  // namespace
 
@@ -247,134 +150,6 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
   return absl::StrCat("needs ", HumanBytes(fit.needed),
                       fit.needed_source == "xla" ? " by XLA's buffer assignment" : "",
                       ", usable ", HumanBytes(fit.usable), " (", share, ")");
-}
-
-absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,
-                                                                   const std::string& requested,
-                                                                   int64_t alignment) {
-  target::TargetInputs inputs;
-  inputs.requested = requested;
-  inputs.alignment = alignment;
-  inputs.file_backend = in.files.backend;
-  inputs.gpu_target_config_path = in.target_files.gpu_target_config_path;
-  inputs.gpu_target_config = in.target_files.gpu_target_config;
-  inputs.tpu_target_arguments_path = in.target_files.tpu_target_arguments_path;
-  inputs.tpu_target_arguments = in.target_files.tpu_target_arguments;
-  return target::ResolveTarget(inputs, in.module ? &*in.module : nullptr);
-}
-
-namespace {
-
-// Analyses one loaded module into its report; no report (nullopt) for a
-// module that --module filters out.
-absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in,
-                                                          const std::optional<std::regex>& filter,
-                                                          const ReportOptions& options) {
-  ModuleReport out;
-  out.name = in.files.module_name;
-  if (in.module && !in.module->name.empty()) out.name = std::string(in.module->name);
-  if (filter && !std::regex_search(out.name, *filter)) return std::nullopt;
-  out.files = in.files_read;
-  out.stage = std::string(dump::StageName(in.files.stage));
-  out.warnings = std::move(in.warnings);
-  absl::StatusOr<std::unique_ptr<target::Target>> resolved =
-      ResolveModuleTarget(in, options.target, options.alignment);
-  if (!resolved.ok()) return resolved.status();
-  const target::Target& target = **resolved;
-  out.backend = std::string(target::BackendName(target.backend()));
-  out.target = target.name();
-  if (target.device()) out.device = *target.device();
-  out.default_mem_fraction = target.DefaultMemFraction();
-  std::optional<dump::XlaMemoryStats> xla_stats;
-  if (in.xla) {
-    xla_stats = in.xla->Stats(target);
-    out.xla = FromXla(*xla_stats);
-  }
-  if (!in.module) {
-    out.memory_spaces = SpaceTotals(target, nullptr, xla_stats ? &xla_stats->color_bytes : nullptr);
-  }
-  if (in.module) {
-    const hlo::Module& module = *in.module;
-    out.scheduled = module.is_scheduled;
-    std::optional<ScopedPhase> phase(std::in_place, "analyze");
-    absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
-        analysis::BufferAssignment::Run(module, target);
-    if (!assignment.ok()) return assignment.status();
-    out.profile = analysis::ComputeMemoryProfile(**assignment);
-    out.computed = FromAssignment(**assignment, out.profile);
-    out.schedule_length = (*assignment)->schedule().end_time();
-    // The rows and the detectors only read the model and the analysis, so
-    // the rows are built on another core while the detectors run (the
-    // detect phase includes the wait for them).
-    std::vector<BufferRow> rows;
-    std::thread row_builder([&] {
-      rows.reserve(out.profile.buffers.size());
-      for (const analysis::BufferRecord& r : out.profile.buffers) {
-        rows.push_back(MakeBufferRow(module, r));
-      }
-    });
-    if (!out.scheduled) {
-      out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
-    } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
-      out.estimate_reason = "before-optimizations HLO: XLA's passes will change it";
-    } else if (!target.exact()) {
-      out.estimate_reason = target.caveat();
-    }
-    out.exact = out.estimate_reason.empty();
-    if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
-    out.memory_spaces = SpaceTotals(target, &(*assignment)->stats().color_bytes,
-                                    xla_stats ? &xla_stats->color_bytes : nullptr);
-    phase.emplace("detect");
-    out.findings = detect::RunDetectors(
-        detect::DetectorInput{module, **assignment, out.profile}, options.detect);
-    row_builder.join();
-    out.rows = std::move(rows);
-    out.profile.buffers = {};
-    phase.reset();
-  }
-  return out;
-}
-
-}  // namespace
-
-absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
-                                   const ReportOptions& options) {
-  std::optional<std::regex> filter;
-  if (!options.module_regex.empty()) {
-    try {
-      filter.emplace(options.module_regex);
-    } catch (const std::regex_error&) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("error: invalid --module regular expression '", options.module_regex, "'"));
-    }
-  }
-  // Each module is analysed on the thread that loaded it, as soon as it is
-  // loaded, and its model freed: the next module's parse reuses the memory.
-  std::mutex progress_mutex;
-  size_t started = 0;
-  using Analyzed = absl::StatusOr<std::optional<ModuleReport>>;
-  absl::StatusOr<dump::ConsumedLoad<Analyzed>> loaded = dump::LoadDumpsConsuming<Analyzed>(
-      paths, options.load, [&](dump::LoadedModule& in, size_t dump_count) {
-        if (options.progress) {
-          std::lock_guard<std::mutex> lock(progress_mutex);
-          options.progress(started, std::max(dump_count, started + 1), in.files.module_name);
-          ++started;
-        }
-        return AnalyzeLoaded(in, filter, options);
-      });
-  if (!loaded.ok()) return loaded.status();
-  Report report;
-  report.warnings = std::move(loaded->load.warnings);
-  for (Analyzed& out : loaded->results) {
-    if (!out.ok()) return out.status();
-    if (*out) report.modules.push_back(std::move(**out));
-  }
-  if (options.progress) options.progress(started, started, "");
-  if (report.modules.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("error: no module matches --module '", options.module_regex, "'"));
-  }
-  return report;
 }
 
 }  // namespace hlomem::report

@@ -6,7 +6,6 @@
 #define HLOMEM_LIB_REPORT_REPORT_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +17,6 @@
 #include "lib/analysis/memory_profile.h"
 #include "lib/base/memory_stats.h"
 #include "lib/detect/detectors.h"
-#include "lib/dump/loader.h"
 #include "lib/dump/xla_error.h"
 #include "lib/target/target.h"
 
@@ -170,28 +168,6 @@ struct Report {
   std::vector<std::string> warnings;
 };
 
-struct ReportOptions {
-  dump::LoadOptions load;
-  std::string module_regex;  // empty: all modules
-  // --target ("tpu-v5e", "h100", ...); "" resolves it from the dump.
-  std::string target;
-  // Heap alignment; 0 picks the target's (CPU 64, GPU 256, TPU 512).
-  int64_t alignment = 0;
-  detect::DetectOptions detect;
-  // Called before each module is analysed (done < total) and once at the
-  // end (done == total); for a progress line on a terminal.
-  std::function<void(size_t done, size_t total, const std::string& name)> progress;
-};
-
-// The target a loaded module was compiled for (target/resolve.h), from
-// --target, the dump's target files, its file names, then the HLO: the one
-// resolution every command uses.
-absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,
-                                                                   const std::string& requested,
-                                                                   int64_t alignment);
-
-absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
-                                   const ReportOptions& options);
 
 // Bytes live at the peak grouped by the buffers' source line or op_name,
 // largest first; the key is "" for buffers without one.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/pipeline/pipeline.h"
 #include "lib/report/report.h"
 #include "tests/hostile/run_hlomem.h"
 #include "tests/hostile/scratch_dir.h"
@@ -40,7 +41,7 @@ std::vector<size_t> LineCuts(const std::string& text) {
 // Builds the report of `path` and checks what came back; true if it was
 // an error.
 bool ExpectReportOrError(const std::string& path, bool text, size_t cut) {
-  absl::StatusOr<report::Report> report = report::BuildReport({path}, report::ReportOptions{});
+  absl::StatusOr<report::Report> report = pipeline::BuildReport({path}, pipeline::ReportOptions{});
   if (report.ok()) {
     EXPECT_FALSE(report->modules.empty()) << "cut at " << cut;
     return false;
@@ -95,7 +96,7 @@ TEST(TruncationTest, BufferAssignmentFilesCutAtEveryLine) {
     for (size_t cut : LineCuts(original)) {
       dir.Write(kStem + suffix, original.substr(0, cut));
       absl::StatusOr<report::Report> report =
-          report::BuildReport({dir.path()}, report::ReportOptions{});
+          pipeline::BuildReport({dir.path()}, pipeline::ReportOptions{});
       ASSERT_TRUE(report.ok()) << suffix << " cut at " << cut << ": " << report.status();
       ASSERT_EQ(report->modules.size(), 1u);
       EXPECT_TRUE(report->modules[0].computed.has_value());

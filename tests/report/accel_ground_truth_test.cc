@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/report/device.h"
+#include "lib/pipeline/pipeline.h"
 #include "lib/report/report.h"
 #include "nlohmann/json.hpp"
 
@@ -64,9 +65,9 @@ std::vector<Case> ReadCases() {
 
 // The report of one case from its HLO alone.
 ModuleReport Analyze(const Case& c) {
-  ReportOptions options;
+  pipeline::ReportOptions options;
   options.load.read_xla_assignment = false;
-  absl::StatusOr<Report> report = BuildReport({c.hlo}, options);
+  absl::StatusOr<Report> report = pipeline::BuildReport({c.hlo}, options);
   EXPECT_TRUE(report.ok()) << c.name << ": " << report.status().message();
   if (!report.ok() || report->modules.size() != 1) return ModuleReport();
   return std::move(report->modules[0]);
@@ -174,7 +175,7 @@ TEST(AccelOomTest, CompileTimeHbmOomIsExplainedWithXlasFigures) {
   absl::StatusOr<std::vector<dump::XlaOomError>> errors = dump::ParseXlaOomErrors("error.txt", text);
   ASSERT_TRUE(errors.ok()) << errors.status().message();
   ASSERT_EQ(errors->size(), 1u);
-  absl::StatusOr<Report> report = BuildReport({dir}, ReportOptions());
+  absl::StatusOr<Report> report = pipeline::BuildReport({dir}, pipeline::ReportOptions());
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_TRUE(ApplyOomErrors(std::move(*errors), &*report).empty());
   const ModuleReport& m = report->modules.at(0);

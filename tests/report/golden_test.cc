@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/pipeline/pipeline.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
 #include "lib/report/diff.h"
@@ -62,9 +63,9 @@ TEST(GoldenSeveralDumpsTest, EachModuleAsWhenAloneInInputOrder) {
   ChdirToRepoRoot();
   for (const int threads : {1, 2, 4}) {
     SCOPED_TRACE(threads);
-    ReportOptions options;
+    pipeline::ReportOptions options;
     options.load.threads = threads;
-    absl::StatusOr<Report> together = BuildReport(paths, options);
+    absl::StatusOr<Report> together = pipeline::BuildReport(paths, options);
     ASSERT_TRUE(together.ok()) << together.status();
     ASSERT_EQ(together->modules.size(), cases.size());
     for (size_t k = 0; k < cases.size(); ++k) {

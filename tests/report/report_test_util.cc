@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "lib/pipeline/pipeline.h"
 #include "lib/base/atomic_file.h"
 
 namespace hlomem::report::testing {
@@ -20,7 +21,7 @@ void ChdirToRepoRoot() { ASSERT_EQ(::chdir(RepoRoot().c_str()), 0) << RepoRoot()
 
 Report BuildCase(const std::string& case_name) {
   ChdirToRepoRoot();
-  absl::StatusOr<Report> report = BuildReport({"testdata/jax/" + case_name}, ReportOptions());
+  absl::StatusOr<Report> report = pipeline::BuildReport({"testdata/jax/" + case_name}, pipeline::ReportOptions());
   EXPECT_TRUE(report.ok()) << report.status();
   return report.ok() ? std::move(*report) : Report();
 }

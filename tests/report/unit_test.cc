@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lib/report/capture.h"
+#include "lib/pipeline/capture.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
 #include "lib/report/writers.h"
@@ -216,13 +216,13 @@ TEST(RelativeToTest, StripsOnlyWholeDirectories) {
 }
 
 TEST(CaptureFlagsTest, KeepsTheUsersFlagsAndAddsTheDump) {
-  EXPECT_EQ(CaptureXlaFlags("", "/d"), "--xla_dump_to=/d --xla_dump_hlo_as_text --xla_dump_hlo_as_proto");
-  EXPECT_EQ(CaptureXlaFlags("--xla_cpu_use_thunk_runtime=false --xla_dump_to=/old --xla_dump_hlo_as_text",
+  EXPECT_EQ(pipeline::CaptureXlaFlags("", "/d"), "--xla_dump_to=/d --xla_dump_hlo_as_text --xla_dump_hlo_as_proto");
+  EXPECT_EQ(pipeline::CaptureXlaFlags("--xla_cpu_use_thunk_runtime=false --xla_dump_to=/old --xla_dump_hlo_as_text",
                             "/d"),
             "--xla_cpu_use_thunk_runtime=false --xla_dump_hlo_as_text --xla_dump_to=/d "
             "--xla_dump_hlo_as_proto");
-  EXPECT_EQ(DumpDirInFlags("--a=1 --xla_dump_to=/x --xla_dump_to=/y"), "/y");
-  EXPECT_EQ(DumpDirInFlags("--a=1"), "");
+  EXPECT_EQ(pipeline::DumpDirInFlags("--a=1 --xla_dump_to=/x --xla_dump_to=/y"), "/y");
+  EXPECT_EQ(pipeline::DumpDirInFlags("--a=1"), "");
 }
 
 }  // namespace

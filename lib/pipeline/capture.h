@@ -1,8 +1,8 @@
 // `hlomem capture -- COMMAND...`: runs the user's program with XLA's dump
 // flags added to its XLA_FLAGS (the user's own flags are kept), so that a
 // report can be made of what it compiled.
-#ifndef HLOMEM_LIB_REPORT_CAPTURE_H_
-#define HLOMEM_LIB_REPORT_CAPTURE_H_
+#ifndef HLOMEM_LIB_PIPELINE_CAPTURE_H_
+#define HLOMEM_LIB_PIPELINE_CAPTURE_H_
 
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace hlomem::report {
+namespace hlomem::pipeline {
 
 // The dump flags hlomem needs: HLO text (for the report) and protos.
 inline constexpr const char* kDumpFlags[] = {"--xla_dump_hlo_as_text", "--xla_dump_hlo_as_proto"};
@@ -41,6 +41,6 @@ struct CaptureResult {
 // persistent-cache hit skips compilation, and with it the dump.
 absl::StatusOr<CaptureResult> RunCapture(const CaptureOptions& options);
 
-}  // namespace hlomem::report
+}  // namespace hlomem::pipeline
 
-#endif  // HLOMEM_LIB_REPORT_CAPTURE_H_
+#endif  // HLOMEM_LIB_PIPELINE_CAPTURE_H_

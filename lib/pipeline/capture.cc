@@ -1,4 +1,4 @@
-#include "lib/report/capture.h"
+#include "lib/pipeline/capture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace hlomem::report {
+namespace hlomem::pipeline {
 namespace {
 
 constexpr absl::string_view kDumpTo = "--xla_dump_to=";
@@ -124,4 +124,4 @@ absl::StatusOr<CaptureResult> RunCapture(const CaptureOptions& options) {
   return result;
 }
 
-}  // namespace hlomem::report
+}  // namespace hlomem::pipeline

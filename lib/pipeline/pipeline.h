@@ -1,0 +1,49 @@
+// The pipeline: load a dump, resolve each module's target, assign its
+// buffers, profile them and run the detectors, into the report model that
+// lib/report's writers, diff and check take. The CLI and tests call it;
+// nothing in lib/report does.
+#ifndef HLOMEM_LIB_PIPELINE_PIPELINE_H_
+#define HLOMEM_LIB_PIPELINE_PIPELINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/detect/detectors.h"
+#include "lib/dump/loader.h"
+#include "lib/report/report.h"
+#include "lib/target/target.h"
+
+namespace hlomem::pipeline {
+
+struct ReportOptions {
+  dump::LoadOptions load;
+  std::string module_regex;  // empty: all modules
+  // --target ("tpu-v5e", "h100", ...); "" resolves it from the dump.
+  std::string target;
+  // Heap alignment for every colour; 0 keeps the target's (CPU 64, GPU 256,
+  // TPU 16 KiB in HBM).
+  int64_t alignment = 0;
+  detect::DetectOptions detect;
+  // Called before each module is analysed (done < total) and once at the
+  // end (done == total); for a progress line on a terminal.
+  std::function<void(size_t done, size_t total, const std::string& name)> progress;
+};
+
+// The target a loaded module was compiled for (target/resolve.h), from
+// --target, the dump's target files, its file names, then the HLO: the one
+// resolution every command uses.
+absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,
+                                                                   const std::string& requested,
+                                                                   int64_t alignment);
+
+// The report of every module under `paths`, in input order.
+absl::StatusOr<report::Report> BuildReport(const std::vector<std::string>& paths,
+                                           const ReportOptions& options);
+
+}  // namespace hlomem::pipeline
+
+#endif  // HLOMEM_LIB_PIPELINE_PIPELINE_H_
