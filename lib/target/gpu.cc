@@ -36,6 +36,12 @@ class GpuTarget final : public Target {
     return GpuMayAlias(module, operand, operand_index, user, user_index, nvidia_);
   }
 
+  std::string caveat() const override {
+    return absl::StrCat("the ", name(),
+                        " rules (256-byte chunks, XLA:GPU's AliasInfo) match XLA on every committed "
+                        "GPU dump; fusion emitter choices are approximated");
+  }
+
   // JAX's GPU client preallocates this share of the device for XLA.
   double DefaultMemFraction() const override { return 0.75; }
 

@@ -137,6 +137,13 @@ class TpuTarget final : public Target {
     return out;
   }
 
+  std::string caveat() const override {
+    return "XLA:TPU is closed source; its rules here are read off its own dumps (HBM exact on 84% "
+           "of them). VMEM is placed by its memory-space assignment, which the HLO does not "
+           "record, so the VMEM figure is an estimate; memory_analysis()'s temp_size on TPU is "
+           "not the assignment's temp and cannot be derived from the dump";
+  }
+
   bool TempsShareOutputAllocations() const override { return false; }
   // Of 194 XLA:TPU heaps, the temporal order alone reproduces 10 that the
   // smaller of both orders misses, and misses 2 it gets.
