@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and runs
-# each for a bounded time, seeded from testdata/ (and ../shared/corpus when
-# present). Fails when any target crashes, leaks, hangs or runs out of memory.
+# Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ (or
+# $HLOMEM_FUZZ_BUILD) and runs each for a bounded time, seeded from testdata/,
+# tests/fuzz/seeds/ (and ../shared/corpus, ../shared/targets when present).
+# Fails when any target crashes, leaks, hangs or runs out of memory.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, all
-# Targets: hlo_text hlo_proto xla_buffer_assignment dump_file_name.
+# Targets: hlo_text hlo_proto xla_buffer_assignment dump_file_name text_proto
+# gpu_target_config tpu_target_arguments.
 # Crashing inputs land in build-fuzz/crashes/; each fixed one belongs in
 # tests/regress/<target>/ (replayed by tests/hostile/regress_test.cc).
 set -euo pipefail
@@ -12,9 +14,10 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(hlo_text hlo_proto xla_buffer_assignment dump_file_name)
+  targets=(hlo_text hlo_proto xla_buffer_assignment dump_file_name text_proto gpu_target_config
+           tpu_target_arguments)
 fi
-build=build-fuzz
+build="${HLOMEM_FUZZ_BUILD:-build-fuzz}"  # a build directory of its own
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DHLOMEM_FUZZ=ON > /dev/null
@@ -38,6 +41,31 @@ add_seeds hlo_text \( -name '*.txt' -o -name '*.hlo' \) ! -name '*-buffer-assign
 add_seeds hlo_proto \( -name '*.pb' -o -name '*.pbtxt' \) ! -name '*memory-usage-report*'
 add_seeds xla_buffer_assignment \( -name '*-buffer-assignment*.txt' -o -name '*-live-range.txt' \
   -o -name '*-memory-usage-report.txt' \)
+# The target files (lib/target): the committed seeds, what testdata holds
+# (testdata/accel's per-module files) and the shared GPU device specs.
+target_roots=(tests/fuzz/seeds testdata)
+if [ -d ../shared/targets ]; then target_roots+=(../shared/targets); fi
+add_target_seeds() {  # add_target_seeds TARGET FIND-PREDICATES...
+  local dir="$build/seeds/$1"
+  shift
+  mkdir -p "$dir"
+  find "${target_roots[@]}" -type f -size -65k "$@" -print0 |
+    while IFS= read -r -d '' f; do
+      cp "$f" "$dir/$(sha1sum < "$f" | cut -c1-40)"
+    done
+}
+gpu_files=( \( -name '*gpu_target_config.pbtxt' -o -name '*.txtpb' \) )
+tpu_files=( -name '*.target_arguments.txt' )
+add_target_seeds gpu_target_config "${gpu_files[@]}"
+add_target_seeds tpu_target_arguments "${tpu_files[@]}"
+add_target_seeds text_proto \( "${gpu_files[@]}" -o "${tpu_files[@]}" \
+  -o -name '*.execution_options.txt' \)
+# Committed seeds of syntax the corpora lack (tests/fuzz/seeds/<target>/).
+for dir in tests/fuzz/seeds/*/; do
+  target="$(basename "$dir")"
+  mkdir -p "$build/seeds/$target"
+  for f in "$dir"*; do cp "$f" "$build/seeds/$target/$(sha1sum < "$f" | cut -c1-40)"; done
+done
 mkdir -p "$build/seeds/dump_file_name"
 find "${seed_roots[@]}" -type f -printf '%f\n' | sort -u | while IFS= read -r name; do
   printf '%s' "$name" > "$build/seeds/dump_file_name/$(printf '%s' "$name" | sha1sum | cut -c1-40)"
@@ -51,7 +79,11 @@ for target in "${targets[@]}"; do
   mkdir -p "$corpus" "$build/crashes"
   echo "== fuzzing $target for ${seconds}s"
   dict=()
-  if [ -f "tests/fuzz/$target.dict" ]; then dict=(-dict="tests/fuzz/$target.dict"); fi
+  dict_file="tests/fuzz/$target.dict"
+  case "$target" in  # the target files are all text protos
+    gpu_target_config | tpu_target_arguments) dict_file=tests/fuzz/text_proto.dict ;;
+  esac
+  if [ -f "$dict_file" ]; then dict=(-dict="$dict_file"); fi
   # -timeout: an input that takes 30 s is a hang; -rss_limit_mb: inputs are
   # at most 64 KiB, so 2 GiB is far past "bounded by the input size".
   if ! "$build/tests/fuzz/${target}_fuzzer" "$corpus" "$build/seeds/$target" \

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "lib/analysis/buffer_assignment.h"
 #include "lib/analysis/memory_profile.h"
@@ -21,6 +22,10 @@
 #include "lib/hlo/proto_reader.h"
 #include "lib/hlo/text_parser.h"
 #include "lib/hlo/verifier.h"
+#include "lib/target/gpu.h"
+#include "lib/target/resolve.h"
+#include "lib/target/target_files.h"
+#include "lib/target/tpu.h"
 #include "proto/xla.pb.h"
 
 namespace hlomem::fuzz {
@@ -115,12 +120,81 @@ void FuzzDumpFileName(absl::string_view data) {
   dump::FileKindName(dump::GuessStandaloneFileKind(data));
 }
 
+void FuzzTextProto(absl::string_view data) {
+  constexpr absl::string_view kPath = "fuzz.txtpb";
+  const absl::Status status = target::ForEachTextProtoField(
+      kPath, data, [](const std::string& field, const std::string&) {
+        // Every field path starts with a name (the reader takes dots inside
+        // names as written, so "a..b" is one name, not an empty part).
+        if (field.empty() || !(absl::ascii_isalpha(static_cast<unsigned char>(field[0])) ||
+                               field[0] == '_' || field[0] == '[')) {
+          std::fprintf(stderr, "malformed field path '%s'\n", field.c_str());
+          std::abort();
+        }
+      });
+  CheckDiagnostic(status, kPath);
+}
+
+void FuzzGpuTargetConfig(absl::string_view data) {
+  constexpr absl::string_view kPath = "fuzz.gpu_target_config.pbtxt";
+  const absl::StatusOr<target::GpuDevice> device = target::ParseGpuTargetConfig(kPath, data);
+  if (!device.ok()) {
+    CheckDiagnostic(device.status(), kPath);
+    return;
+  }
+  if (device->memory_bytes < 0) {
+    std::fprintf(stderr, "negative device memory\n");
+    std::abort();
+  }
+  target::TargetInputs inputs;
+  inputs.file_backend = "sm_9.0a";
+  inputs.gpu_target_config_path = std::string(kPath);
+  inputs.gpu_target_config = std::string(data);
+  absl::StatusOr<std::unique_ptr<target::Target>> resolved = target::ResolveTarget(inputs, nullptr);
+  if (!resolved.ok() || (*resolved)->backend() != target::Backend::kGpu) {
+    std::fprintf(stderr, "a config that parsed did not resolve to a GPU\n");
+    std::abort();
+  }
+  (*resolved)->Alignment(0);
+  (*resolved)->caveat();
+}
+
+void FuzzTpuTargetArguments(absl::string_view data) {
+  constexpr absl::string_view kPath = "fuzz.target_arguments.txt";
+  const absl::StatusOr<const target::TpuGeneration*> generation =
+      target::ParseTpuTargetArguments(kPath, data);
+  if (!generation.ok()) {
+    CheckDiagnostic(generation.status(), kPath);
+    return;
+  }
+  if (*generation != nullptr && target::FindTpuGeneration((*generation)->name) != *generation) {
+    std::fprintf(stderr, "generation not found by its own name\n");
+    std::abort();
+  }
+  target::TargetInputs inputs;
+  inputs.file_backend = "cl_1004524046";
+  inputs.tpu_target_arguments_path = std::string(kPath);
+  inputs.tpu_target_arguments = std::string(data);
+  absl::StatusOr<std::unique_ptr<target::Target>> resolved = target::ResolveTarget(inputs, nullptr);
+  if (!resolved.ok() || (*resolved)->backend() != target::Backend::kTpu ||
+      (*resolved)->device().has_value() != (*generation != nullptr)) {
+    std::fprintf(stderr, "arguments that parsed did not resolve to their TPU\n");
+    std::abort();
+  }
+  // The names --target and the device presets take go through the same
+  // lookup; any bytes must give a generation or nullptr.
+  target::FindTpuGeneration(data.substr(0, 64));
+}
+
 absl::Span<const FuzzTarget> FuzzTargets() {
   static constexpr FuzzTarget kTargets[] = {
       {"hlo_text", &FuzzHloText},
       {"hlo_proto", &FuzzHloProto},
       {"xla_buffer_assignment", &FuzzXlaBufferAssignment},
       {"dump_file_name", &FuzzDumpFileName},
+      {"text_proto", &FuzzTextProto},
+      {"gpu_target_config", &FuzzGpuTargetConfig},
+      {"tpu_target_arguments", &FuzzTpuTargetArguments},
   };
   return kTargets;
 }

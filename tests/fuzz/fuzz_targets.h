@@ -24,6 +24,12 @@ void FuzzHloProto(absl::string_view data);
 void FuzzXlaBufferAssignment(absl::string_view data);
 // The dump file-name parser, on any bytes (non-UTF-8 names included).
 void FuzzDumpFileName(absl::string_view data);
+// The text-proto field reader under the target files (lib/target).
+void FuzzTextProto(absl::string_view data);
+// A *.gpu_target_config.pbtxt -> GpuDevice -> the resolved GPU target.
+void FuzzGpuTargetConfig(absl::string_view data);
+// A TPU *.target_arguments.txt -> generation -> the resolved TPU target.
+void FuzzTpuTargetArguments(absl::string_view data);
 
 struct FuzzTarget {
   absl::string_view name;  // the fuzzer binary and tests/regress/<name>/
