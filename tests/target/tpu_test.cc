@@ -68,7 +68,7 @@ TEST(TpuTargetArgumentsTest, MalformedTextIsAnError) {
 TEST(TpuTargetArgumentsTest, AccelTestData) {
   const std::string root = std::string(HLOMEM_TESTDATA_DIR) + "/accel/";
   int read = 0;
-  for (const std::string generation : {"v5e", "v5p", "v6e"}) {
+  for (const std::string generation : {"v4", "v5e", "v5p", "v6e"}) {
     for (const std::string program : {"adam_update_donated"}) {
       const std::string dir = root + "tpu_" + generation + "/" + program + "/";
       std::ifstream in(dir + "module_0000.jit_adam_update.cl_1004524046.target_arguments.txt");
