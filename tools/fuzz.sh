@@ -5,7 +5,7 @@
 # Fails when any target crashes, leaks, hangs or runs out of memory.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, all
 # Targets: hlo_text hlo_proto xla_buffer_assignment dump_file_name text_proto
-# gpu_target_config tpu_target_arguments.
+# gpu_target_config tpu_target_arguments xla_oom_error.
 # Crashing inputs land in build-fuzz/crashes/; each fixed one belongs in
 # tests/regress/<target>/ (replayed by tests/hostile/regress_test.cc).
 set -euo pipefail
@@ -15,7 +15,7 @@ shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(hlo_text hlo_proto xla_buffer_assignment dump_file_name text_proto gpu_target_config
-           tpu_target_arguments)
+           tpu_target_arguments xla_oom_error)
 fi
 build="${HLOMEM_FUZZ_BUILD:-build-fuzz}"  # a build directory of its own
 
@@ -58,6 +58,7 @@ gpu_files=( \( -name '*gpu_target_config.pbtxt' -o -name '*.txtpb' \) )
 tpu_files=( -name '*.target_arguments.txt' )
 add_target_seeds gpu_target_config "${gpu_files[@]}"
 add_target_seeds tpu_target_arguments "${tpu_files[@]}"
+add_target_seeds xla_oom_error -name 'error.txt'
 add_target_seeds text_proto \( "${gpu_files[@]}" -o "${tpu_files[@]}" \
   -o -name '*.execution_options.txt' \)
 # Committed seeds of syntax the corpora lack (tests/fuzz/seeds/<target>/).

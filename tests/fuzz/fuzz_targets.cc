@@ -1,5 +1,6 @@
 #include "tests/fuzz/fuzz_targets.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "lib/dump/dump_file_name.h"
 #include "lib/dump/xla_buffer_assignment.h"
 #include "lib/dump/xla_buffer_assignment_proto.h"
+#include "lib/dump/xla_error.h"
 #include "lib/hlo/module.h"
 #include "lib/hlo/proto_reader.h"
 #include "lib/hlo/text_parser.h"
@@ -186,6 +188,27 @@ void FuzzTpuTargetArguments(absl::string_view data) {
   target::FindTpuGeneration(data.substr(0, 64));
 }
 
+void FuzzXlaOomError(absl::string_view data) {
+  constexpr absl::string_view kPath = "fuzz.error.txt";
+  const absl::StatusOr<std::vector<dump::XlaOomError>> errors = dump::ParseXlaOomErrors(kPath, data);
+  if (!errors.ok()) {
+    CheckDiagnostic(errors.status(), kPath);
+    return;
+  }
+  const int64_t lines = 1 + static_cast<int64_t>(std::count(data.begin(), data.end(), '\n'));
+  int64_t previous_line = 0;
+  for (const dump::XlaOomError& e : *errors) {
+    const bool sizes_ok = e.needed_bytes.value_or(0) >= 0 && e.available_bytes.value_or(0) >= 0 &&
+                          e.rounding_bytes >= 0;
+    if (!sizes_ok || e.line <= previous_line || e.line > lines || e.message.size() > data.size()) {
+      std::fprintf(stderr, "an OOM message with a negative size or a line out of order\n");
+      std::abort();
+    }
+    previous_line = e.line;
+    dump::XlaOomKindName(e.kind);
+  }
+}
+
 absl::Span<const FuzzTarget> FuzzTargets() {
   static constexpr FuzzTarget kTargets[] = {
       {"hlo_text", &FuzzHloText},
@@ -195,6 +218,7 @@ absl::Span<const FuzzTarget> FuzzTargets() {
       {"text_proto", &FuzzTextProto},
       {"gpu_target_config", &FuzzGpuTargetConfig},
       {"tpu_target_arguments", &FuzzTpuTargetArguments},
+      {"xla_oom_error", &FuzzXlaOomError},
   };
   return kTargets;
 }

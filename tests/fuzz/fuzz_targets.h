@@ -30,6 +30,8 @@ void FuzzTextProto(absl::string_view data);
 void FuzzGpuTargetConfig(absl::string_view data);
 // A TPU *.target_arguments.txt -> generation -> the resolved TPU target.
 void FuzzTpuTargetArguments(absl::string_view data);
+// A log or pasted error -> the out-of-memory messages of XLA:TPU and XLA:GPU.
+void FuzzXlaOomError(absl::string_view data);
 
 struct FuzzTarget {
   absl::string_view name;  // the fuzzer binary and tests/regress/<name>/
