@@ -580,7 +580,7 @@ class BufferAssigner {
       if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
-    HeapResult heap = target_.heap_orders() == target::HeapOrders::kTemporalOnly
+    HeapResult heap = target_.heap_orders(color) == target::HeapOrders::kTemporalOnly
                                ? GlobalDecreasingSizeBestFit(events, id_count, target_.Alignment(color),
                                                              HeapOrder::kTemporal)
                                : BestHeap(events, id_count, target_.Alignment(color));

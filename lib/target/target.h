@@ -87,7 +87,8 @@ class Target {
                                        const hlo::ShapeIndex& operand_index, hlo::InstrId user,
                                        const hlo::ShapeIndex& user_index) const;
 
-  virtual HeapOrders heap_orders() const { return HeapOrders::kSmallerOfBoth; }
+  // The orders the heap of `color` is laid out in.
+  virtual HeapOrders heap_orders(int64_t /*color*/) const { return HeapOrders::kSmallerOfBoth; }
 
   // Whether a temp may be placed in an output's allocation when their live
   // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs to

@@ -44,6 +44,7 @@ constexpr TpuGeneration kGenerations[] = {
 constexpr int64_t kHbmAlignment = 16384;
 constexpr int64_t kVmemAlignment = 4096;
 constexpr int64_t kSmemAlignment = 4;
+constexpr int64_t kHbmColor = 0;
 constexpr int64_t kSmemColor = 2;
 constexpr int64_t kScalarFlagColor = 8;
 constexpr int64_t kUntiledScalarElements = 1024;
@@ -145,9 +146,13 @@ class TpuTarget final : public Target {
   }
 
   bool TempsShareOutputAllocations() const override { return false; }
-  // Of 194 XLA:TPU heaps, the temporal order alone reproduces 10 that the
-  // smaller of both orders misses, and misses 2 it gets.
-  HeapOrders heap_orders() const override { return HeapOrders::kTemporalOnly; }
+  // HBM: of 194 XLA:TPU heaps, the temporal order alone reproduces 10 that
+  // the smaller of both orders misses, and misses 2 it gets. VMEM, placed
+  // by memory-space assignment, is matched more often by the smaller of
+  // both (198 of 247 modules against 192).
+  HeapOrders heap_orders(int64_t color) const override {
+    return color == kHbmColor ? HeapOrders::kTemporalOnly : HeapOrders::kSmallerOfBoth;
+  }
 
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
