@@ -748,6 +748,15 @@ std::string FormatAllocations(const BufferAssignment& assignment) {
     }
   }
   absl::StrAppend(&out, "\nTotal bytes used: ", assignment.stats().total_bytes, "\n");
+  // Backends with more memory spaces (TPU's VMEM, SMEM): each colour's sum,
+  // as XLA's memory-usage report gives it.
+  const std::map<int64_t, int64_t>& by_color = assignment.stats().color_bytes;
+  if (by_color.size() > 1) {
+    for (const auto& [color, bytes] : by_color) {
+      absl::StrAppend(&out, "Memory space ", assignment.target().Space(color).name, " (color=", color,
+                      "): ", bytes, " bytes\n");
+    }
+  }
   return out;
 }
 
