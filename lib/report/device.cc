@@ -86,10 +86,12 @@ absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& r
   }
   budget.is_gpu = is_gpu;
   if (!is_gpu) {
-    // "v5e-16gb" -> v5e: the chip's limit for programs, not its nominal HBM.
+    // "v5e-16gb" -> v5e: what XLA:TPU offers a program, out of the HBM of
+    // one XLA device (a TensorCore's half on v4), not the chip's nominal HBM.
     const target::TpuGeneration* generation =
         target::FindTpuGeneration(budget.name.substr(0, budget.name.find('-')));
     if (generation != nullptr && generation->program_hbm_bytes > 0) {
+      budget.capacity = generation->hbm_bytes;
       budget.program_limit = generation->program_hbm_bytes;
     }
   }

@@ -146,7 +146,7 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
   const std::string share =
       fit.usable_source.empty()
           ? absl::StrFormat("%.0f%% of %s", fit.fraction * 100, HumanBytes(fit.capacity))
-          : absl::StrCat(fit.usable_source, " of the ", HumanBytes(fit.capacity), " chip");
+          : absl::StrCat(fit.usable_source, " of the ", HumanBytes(fit.capacity), " device");
   return absl::StrCat("needs ", HumanBytes(fit.needed),
                       fit.needed_source == "xla" ? " by XLA's buffer assignment" : "",
                       ", usable ", HumanBytes(fit.usable), " (", share, ")");

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "lib/base/bytes.h"
 #include "lib/target/target_files.h"
 
@@ -26,7 +26,8 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 // HBM per XLA device, and the limit XLA:TPU's CompileTimeHbmOom names
-// ("available HBM (15.75G)", two decimals of GiB).
+// ("available HBM (15.75G)", two decimals of GiB; testdata/accel's error.txt
+// files). For v5p XLA names no reserve, so its limit stands for its HBM.
 constexpr TpuGeneration kGenerations[] = {
     {"v2", 8 * kGiB, 0, 32},
     {"v3", 16 * kGiB, 0, 32},
@@ -35,7 +36,7 @@ constexpr TpuGeneration kGenerations[] = {
     // megacore v4 device offers 30.75G.
     {"v4", 16 * kGiB, 15 * kGiB + 256 * kMiB, 512},
     {"v5e", 16 * kGiB, 15 * kGiB + 768 * kMiB, 512},
-    {"v5p", 95 * kGiB + 756 * kMiB, 95 * kGiB + 748 * kMiB, 32},
+    {"v5p", 95 * kGiB + 748 * kMiB, 95 * kGiB + 748 * kMiB, 32},
     {"v6e", 32 * kGiB, 31 * kGiB + 246 * kMiB, 32},
 };
 
@@ -44,19 +45,54 @@ constexpr TpuGeneration kGenerations[] = {
 constexpr int64_t kHbmAlignment = 16384;
 constexpr int64_t kVmemAlignment = 4096;
 constexpr int64_t kSmemAlignment = 4;
-constexpr int64_t kHbmColor = 0;
-constexpr int64_t kSmemColor = 2;
-constexpr int64_t kScalarFlagColor = 8;
-constexpr int64_t kUntiledScalarElements = 1024;
 // Colour 6 (XLA's memory-usage report calls it color_6) holds flags and
 // scalars in 512-byte slots.
 constexpr int64_t kColor6Alignment = 512;
+constexpr int64_t kHbmColor = 0;
+constexpr int64_t kVmemColor = 1;
+constexpr int64_t kSmemColor = 2;
+constexpr int64_t kColor6 = 6;
+constexpr int64_t kScalarFlagColor = 8;
+constexpr int64_t kUntiledScalarElements = 1024;
 constexpr int64_t kTupleElementBytes = 4;
 // Without a generation: v5e's tables, the most common chip in the dumps.
 constexpr int64_t kDefaultTupleTableGranule = 512;
 
-std::vector<hlo::ShapeIndex> LeafIndices(const hlo::ShapeTable& shapes, hlo::ShapeId shape);
-std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text);
+// The indices of the array leaves of `shape`, in pre-order.
+std::vector<hlo::ShapeIndex> LeafIndices(const hlo::ShapeTable& shapes, hlo::ShapeId shape) {
+  std::vector<hlo::ShapeIndex> leaves;
+  shapes.ForEachSubshape(shape, [&](const hlo::ShapeIndex& at, hlo::ShapeId id) {
+    if (!shapes.get(id).is_tuple()) leaves.push_back(at);
+  });
+  return leaves;
+}
+
+// The index groups of `"lists":[{"indices":["0","1"]},{...}]`, `text`
+// starting at the list; malformed text ends the groups early.
+std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text) {
+  std::vector<std::vector<int64_t>> groups;
+  constexpr absl::string_view kGroup = "{\"indices\":[";
+  size_t pos = text.find('[');
+  if (pos == absl::string_view::npos) return groups;
+  ++pos;
+  while (absl::StartsWith(text.substr(pos), kGroup)) {
+    const size_t items = pos + kGroup.size();
+    const size_t close = text.find(']', items);
+    if (close == absl::string_view::npos) break;
+    std::vector<int64_t> group;
+    for (absl::string_view item : absl::StrSplit(text.substr(items, close - items), ',')) {
+      int64_t value = 0;
+      if (absl::SimpleAtoi(absl::StripSuffix(absl::StripPrefix(item, "\""), "\""), &value)) {
+        group.push_back(value);
+      }
+    }
+    groups.push_back(std::move(group));
+    pos = close + 1;  // past "]", then "}" and "," before the next group
+    if (pos < text.size() && text[pos] == '}') ++pos;
+    if (pos < text.size() && text[pos] == ',') ++pos;
+  }
+  return groups;
+}
 
 class TpuTarget final : public Target {
  public:
@@ -100,11 +136,11 @@ class TpuTarget final : public Target {
   int64_t Alignment(int64_t color) const override {
     if (alignment_ > 0) return alignment_;
     switch (color) {
-      case 1: return kVmemAlignment;
+      case kVmemColor: return kVmemAlignment;
       case kSmemColor:
       case kScalarFlagColor:
         return kSmemAlignment;
-      case 6: return kColor6Alignment;
+      case kColor6: return kColor6Alignment;
       default: return kHbmAlignment;
     }
   }
@@ -121,16 +157,16 @@ class TpuTarget final : public Target {
     if (lists == absl::string_view::npos) return out;
     const auto operands = module.operands(instruction);
     const int64_t operand_count = static_cast<int64_t>(operands.size());
-    const std::vector<hlo::ShapeIndex> leaves = LeafIndices(module.shapes, module.instr(instruction).shape);
+    const std::vector<hlo::ShapeIndex> leaves =
+        LeafIndices(module.shapes, module.instr(instruction).shape);
     for (const std::vector<int64_t>& group : ParseAliasingLists(config.substr(lists))) {
       for (int64_t output : group) {
         const int64_t leaf = output - operand_count;
         if (leaf < 0 || leaf >= static_cast<int64_t>(leaves.size())) continue;
         for (int64_t operand : group) {
           if (operand < 0 || operand >= operand_count) continue;
-          if (!module.shapes.get(module.instr(operands[static_cast<size_t>(operand)]).shape).is_array()) {
-            continue;
-          }
+          const hlo::InstrId source = operands[static_cast<size_t>(operand)];
+          if (!module.shape_of(source).is_array()) continue;
           out.push_back({static_cast<uint32_t>(operand), {}, leaves[static_cast<size_t>(leaf)]});
         }
       }
@@ -157,9 +193,9 @@ class TpuTarget final : public Target {
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
     switch (color) {
-      case 0: space.name = "HBM"; space.is_main = true; break;
-      case 1: space.name = "VMEM"; break;
-      case 2: space.name = "SMEM"; break;
+      case kHbmColor: space.name = "HBM"; space.is_main = true; break;
+      case kVmemColor: space.name = "VMEM"; break;
+      case kSmemColor: space.name = "SMEM"; break;
       case kHostColor: space.name = "host"; space.is_host = true; break;
       default: space.name = absl::StrCat("S(", color, ")"); break;
     }
@@ -170,42 +206,6 @@ class TpuTarget final : public Target {
   int64_t alignment_;  // --alignment for every colour; 0 for XLA:TPU's own
   int64_t tuple_table_granule_;
 };
-
-// The indices of the array leaves of `shape`, in pre-order.
-std::vector<hlo::ShapeIndex> LeafIndices(const hlo::ShapeTable& shapes, hlo::ShapeId shape) {
-  std::vector<hlo::ShapeIndex> leaves;
-  shapes.ForEachSubshape(shape, [&](const hlo::ShapeIndex& at, hlo::ShapeId id) {
-    if (!shapes.get(id).is_tuple()) leaves.push_back(at);
-  });
-  return leaves;
-}
-
-// The index groups of `"lists":[{"indices":["0","1"]},{...}]`, `text`
-// starting at the list; malformed text ends the groups early.
-std::vector<std::vector<int64_t>> ParseAliasingLists(absl::string_view text) {
-  std::vector<std::vector<int64_t>> groups;
-  constexpr absl::string_view kGroup = "{\"indices\":[";
-  size_t pos = text.find('[');
-  if (pos == absl::string_view::npos) return groups;
-  ++pos;
-  while (absl::StartsWith(text.substr(pos), kGroup)) {
-    const size_t items = pos + kGroup.size();
-    const size_t close = text.find(']', items);
-    if (close == absl::string_view::npos) break;
-    std::vector<int64_t> group;
-    for (absl::string_view item : absl::StrSplit(text.substr(items, close - items), ',')) {
-      int64_t value = 0;
-      if (absl::SimpleAtoi(absl::StripSuffix(absl::StripPrefix(item, "\""), "\""), &value)) {
-        group.push_back(value);
-      }
-    }
-    groups.push_back(std::move(group));
-    pos = close + 1;  // past "]", then "}" and "," before the next group
-    if (pos < text.size() && text[pos] == '}') ++pos;
-    if (pos < text.size() && text[pos] == ',') ++pos;
-  }
-  return groups;
-}
 
 }  // namespace
 
