@@ -28,7 +28,7 @@ inline constexpr int64_t kHostColor = 5;
 
 // A memory space as the backend uses it.
 struct MemorySpace {
-  std::string name;          // "device", "HBM", "VMEM", "SMEM", "host", "S(3)"
+  std::string name;      // "device", "HBM", "VMEM", "SMEM", "host", "S(3)"
   bool is_host = false;  // memory_analysis() counts it in the host_* fields
   // Device memory (GPU memory, TPU HBM): memory_analysis() counts it in its
   // device fields, and device fit checks it. Not on-chip memories.
