@@ -27,6 +27,7 @@
 #include "lib/pipeline/pipeline.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
+#include "lib/target/gpu.h"
 #include "lib/target/resolve.h"
 #include "lib/report/diff.h"
 #include "lib/report/report.h"
@@ -453,10 +454,22 @@ int RunCapture(const std::string& dir, const std::vector<std::string>& command, 
 }
 
 int RunListDevices() {
-  std::printf("%-14s %10s  %s\n", "device", "memory", "default fraction");
+  std::printf("%-14s %10s  %s\n", "device", "memory", "usable by default");
   for (const hlomem::report::DevicePreset& d : hlomem::report::DevicePresets()) {
-    std::printf("%-14s %10s  %.2f\n", std::string(d.name).c_str(), hlomem::HumanBytes(d.bytes).c_str(),
-                d.is_gpu ? hlomem::report::kDefaultMemFraction : 1.0);
+    hlomem::report::DeviceRequest request;
+    request.preset = std::string(d.name);
+    absl::StatusOr<std::optional<hlomem::report::DeviceBudget>> budget =
+        hlomem::report::ResolveDevice(request);
+    std::string usable = absl::StrFormat("%.0f%%", hlomem::target::kJaxGpuMemFraction * 100);
+    int64_t bytes = d.bytes;
+    if (budget.ok() && *budget && (*budget)->program_limit) {
+      bytes = (*budget)->capacity;
+      usable = absl::StrCat(hlomem::HumanBytes(*(*budget)->program_limit), " (XLA:TPU's available HBM)");
+    } else if (!d.is_gpu) {
+      usable = "100%";
+    }
+    std::printf("%-14s %10s  %s\n", std::string(d.name).c_str(), hlomem::HumanBytes(bytes).c_str(),
+                usable.c_str());
   }
   return kExitOk;
 }

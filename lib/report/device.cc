@@ -1,11 +1,12 @@
 #include "lib/report/device.h"
 
+#include <cstdlib>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include <cstdlib>
-
 #include "lib/base/bytes.h"
+#include "lib/target/gpu.h"
 #include "lib/target/tpu.h"
 
 namespace hlomem::report {
@@ -141,7 +142,7 @@ void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
       // The module's own target says what its runtime hands XLA; a preset
       // of the other kind than the dump does not change that.
       fit.fraction = m.backend.empty() || m.backend == "cpu"
-                         ? (budget.is_gpu ? kDefaultMemFraction : 1.0)
+                         ? (budget.is_gpu ? target::kJaxGpuMemFraction : 1.0)
                          : m.default_mem_fraction;
     }
     fit.usable = budget.program_limit && !budget.fraction

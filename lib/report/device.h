@@ -1,7 +1,8 @@
-// Device fit: does a module's memory fit in an accelerator's memory, given
-// the share of it the framework hands to XLA? JAX preallocates 75% of a GPU
-// by default (XLA_CLIENT_MEM_FRACTION, formerly
-// XLA_PYTHON_CLIENT_MEM_FRACTION, changes it).
+// Device fit: does a module's device memory (GPU memory, TPU HBM) fit in
+// what the device offers XLA? JAX preallocates 75% of a GPU by default
+// (XLA_CLIENT_MEM_FRACTION, formerly XLA_PYTHON_CLIENT_MEM_FRACTION, changes
+// it); XLA:TPU states what a TPU offers a program. The target layer knows
+// both; this file applies them to a report.
 #ifndef HLOMEM_LIB_REPORT_DEVICE_H_
 #define HLOMEM_LIB_REPORT_DEVICE_H_
 
@@ -22,7 +23,6 @@ struct DevicePreset {
 };
 absl::Span<const DevicePreset> DevicePresets();
 
-inline constexpr double kDefaultMemFraction = 0.75;
 
 struct DeviceRequest {
   std::string preset;                  // --device

@@ -43,7 +43,7 @@ class GpuTarget final : public Target {
   }
 
   // JAX's GPU client preallocates this share of the device for XLA.
-  double DefaultMemFraction() const override { return 0.75; }
+  double DefaultMemFraction() const override { return kJaxGpuMemFraction; }
 
  private:
   static std::string GpuName(const GpuDevice& device) {

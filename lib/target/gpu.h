@@ -12,6 +12,10 @@
 
 namespace hlomem::target {
 
+// The share of a GPU's memory JAX's client preallocates for XLA when
+// XLA_CLIENT_MEM_FRACTION does not say.
+inline constexpr double kJaxGpuMemFraction = 0.75;
+
 // What hlomem needs of XLA's GpuTargetConfigProto (gpu_target_config.pbtxt
 // in a dump, or the device specs of xla/tools/hlo_opt/gpu_specs).
 struct GpuDevice {
