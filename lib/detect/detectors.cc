@@ -57,6 +57,10 @@ constexpr DetectorInfo kDetectors[] = {
      "while loops copying their carried state each iteration; bytes: the copies' own buffers "
      "live at once",
      kMiB, DetectLoopCarriedCopies},
+    {"xla-disagreement",
+     "a memory space whose allocations hlomem computes differently from XLA's own buffer "
+     "assignment in the dump (XLA's decide); bytes: the differences, summed over the spaces",
+     1, DetectXlaDisagreement},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #define HLOMEM_LIB_DETECT_DETECTORS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,13 @@
 
 namespace hlomem::detect {
 
-// What a detector sees: one module's analysis.
+// What a detector sees: one module's analysis, and the sums of XLA's own
+// allocations per colour when the dump has its buffer assignment.
 struct DetectorInput {
   const hlo::Module& module;
   const analysis::BufferAssignment& assignment;
   const analysis::MemoryProfile& profile;
+  const std::map<int64_t, int64_t>* xla_color_bytes = nullptr;
 };
 
 using DetectorFn = void (*)(const DetectorInput& input, int64_t min_bytes,

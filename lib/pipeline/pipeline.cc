@@ -192,7 +192,9 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
                                     xla_stats ? &xla_stats->color_bytes : nullptr);
     phase.emplace("detect");
     out.findings = detect::RunDetectors(
-        detect::DetectorInput{module, **assignment, out.profile}, options.detect);
+        detect::DetectorInput{module, **assignment, out.profile,
+                              xla_stats ? &xla_stats->color_bytes : nullptr},
+        options.detect);
     row_builder.join();
     out.rows = std::move(rows);
     out.profile.buffers = {};

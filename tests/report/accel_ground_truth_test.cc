@@ -3,7 +3,9 @@
 // XLA:GPU and XLA:TPU compiles made without accelerators, and compares
 // each memory space with the sum of XLA's allocations of that colour, and
 // the device-fit verdict with XLA:TPU's own compile verdict.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
@@ -188,6 +190,34 @@ TEST(AccelOomTest, CompileTimeHbmOomIsExplainedWithXlasFigures) {
   EXPECT_EQ(m.device_fit->usable, (int64_t{63} << 30) / 4);  // v5e: 15.75 GiB
   // hlomem's own HBM total is XLA's: no warning of a disagreement.
   EXPECT_FALSE(m.device_fit->computed_needed.has_value());
+}
+
+// Where the dump has XLA's assignment and a memory space differs, the
+// difference is a finding (XLA's figures decide); where all agree, none.
+TEST(AccelXlaDisagreementTest, ADifferingSpaceIsAFindingAndAgreementIsNot) {
+  const std::string root = std::string(HLOMEM_TESTDATA_DIR) + "/accel/";
+  absl::StatusOr<Report> differs =
+      pipeline::BuildReport({root + "tpu_v5e/mlp_grad"}, pipeline::ReportOptions());
+  ASSERT_TRUE(differs.ok()) << differs.status().message();
+  const ModuleReport& m = differs->modules.at(0);
+  int64_t expected = 0;
+  for (const MemorySpaceTotals& s : m.memory_spaces) {
+    expected += std::abs(s.computed_bytes.value_or(0) - s.xla_bytes.value_or(0));
+  }
+  ASSERT_GT(expected, 0);
+  const auto finding = std::find_if(m.findings.begin(), m.findings.end(), [](const detect::Finding& f) {
+    return f.detector == "xla-disagreement";
+  });
+  ASSERT_NE(finding, m.findings.end());
+  EXPECT_EQ(finding->bytes, expected);
+  EXPECT_THAT(finding->message, ::testing::HasSubstr("VMEM: hlomem"));
+
+  absl::StatusOr<Report> agrees =
+      pipeline::BuildReport({root + "gpu_h100/argmax"}, pipeline::ReportOptions());
+  ASSERT_TRUE(agrees.ok()) << agrees.status().message();
+  for (const detect::Finding& f : agrees->modules.at(0).findings) {
+    EXPECT_NE(f.detector, "xla-disagreement") << f.message;
+  }
 }
 
 }  // namespace
