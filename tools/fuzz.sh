@@ -27,15 +27,17 @@ cmake --build "$build" --target fuzzers -j "$(nproc)"
 # every mutation down), under content-hash names so reruns add nothing.
 seed_roots=(testdata)
 if [ -d ../shared/corpus ]; then seed_roots+=(../shared/corpus); fi
-add_seeds() {  # add_seeds TARGET FIND-PREDICATES...
+copy_seeds() {  # copy_seeds TARGET ROOTS-ARRAY-NAME FIND-PREDICATES...
   local dir="$build/seeds/$1"
-  shift
+  local -n roots="$2"
+  shift 2
   mkdir -p "$dir"
-  find "${seed_roots[@]}" -type f -size -65k "$@" -print0 |
+  find "${roots[@]}" -type f -size -65k "$@" -print0 |
     while IFS= read -r -d '' f; do
       cp "$f" "$dir/$(sha1sum < "$f" | cut -c1-40)"
     done
 }
+add_seeds() { local target="$1"; shift; copy_seeds "$target" seed_roots "$@"; }
 add_seeds hlo_text \( -name '*.txt' -o -name '*.hlo' \) ! -name '*-buffer-assignment*' \
   ! -name '*-live-range.txt' ! -name '*-memory-usage-report.txt'
 add_seeds hlo_proto \( -name '*.pb' -o -name '*.pbtxt' \) ! -name '*memory-usage-report*'
@@ -45,15 +47,7 @@ add_seeds xla_buffer_assignment \( -name '*-buffer-assignment*.txt' -o -name '*-
 # (testdata/accel's per-module files) and the shared GPU device specs.
 target_roots=(tests/fuzz/seeds testdata)
 if [ -d ../shared/targets ]; then target_roots+=(../shared/targets); fi
-add_target_seeds() {  # add_target_seeds TARGET FIND-PREDICATES...
-  local dir="$build/seeds/$1"
-  shift
-  mkdir -p "$dir"
-  find "${target_roots[@]}" -type f -size -65k "$@" -print0 |
-    while IFS= read -r -d '' f; do
-      cp "$f" "$dir/$(sha1sum < "$f" | cut -c1-40)"
-    done
-}
+add_target_seeds() { local target="$1"; shift; copy_seeds "$target" target_roots "$@"; }
 gpu_files=( \( -name '*gpu_target_config.pbtxt' -o -name '*.txtpb' \) )
 tpu_files=( -name '*.target_arguments.txt' )
 add_target_seeds gpu_target_config "${gpu_files[@]}"
