@@ -85,7 +85,8 @@ std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers
 }
 
 // The row of a computed buffer.
-BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord& record) {
+BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferAssignment& assignment,
+                        const analysis::BufferRecord& record) {
   const hlo::Instruction& instr = module.instr(record.instruction);
   const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
   BufferRow row;
@@ -96,6 +97,10 @@ BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferRecord&
   row.bytes = record.bytes;
   row.kind = std::string(analysis::BufferKindName(record.kind));
   row.allocation = record.allocation;
+  if (record.allocation >= 0) {
+    const int64_t color = assignment.allocations()[static_cast<size_t>(record.allocation)].color;
+    row.memory_space = assignment.target().Space(color).name;
+  }
   row.offset = record.offset;
   row.start = record.start;
   row.end = record.end;
@@ -176,7 +181,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     std::thread row_builder([&] {
       rows.reserve(out.profile.buffers.size());
       for (const analysis::BufferRecord& r : out.profile.buffers) {
-        rows.push_back(MakeBufferRow(module, r));
+        rows.push_back(MakeBufferRow(module, **assignment, r));
       }
     });
     if (!out.scheduled) {

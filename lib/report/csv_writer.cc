@@ -40,7 +40,7 @@ std::string WriteCsv(const Report& report) {
   std::string out;
   AppendRecord({"module", "instruction", "shape_index", "opcode", "shape", "bytes", "kind",
                 "allocation", "offset", "live_start", "live_end", "live_at_peak", "op_name",
-                "op_type", "source_file", "source_line"},
+                "op_type", "source_file", "source_line", "memory_space"},
                &out);
   for (const ModuleReport& m : report.modules) {
     const std::vector<bool> at_peak = AtPeakMask(m);
@@ -50,7 +50,7 @@ std::string WriteCsv(const Report& report) {
                     r.opcode, r.shape, absl::StrCat(r.bytes), r.kind, absl::StrCat(r.allocation),
                     absl::StrCat(r.offset), absl::StrCat(r.start), absl::StrCat(r.end),
                     at_peak[k] ? "1" : "0", r.op_name, r.op_type, r.source_file,
-                    r.source_line > 0 ? absl::StrCat(r.source_line) : ""},
+                    r.source_line > 0 ? absl::StrCat(r.source_line) : "", r.memory_space},
                    &out);
     }
   }

@@ -140,6 +140,24 @@ void AppendSummaryTable(const ModuleReport& m, std::string* out) {
     absl::StrAppend(out, "</tr>\n");
   }
   absl::StrAppend(out, "</table>\n");
+  if (HasSeveralMemorySpaces(m)) {
+    absl::StrAppend(out, "<h3>Memory spaces</h3>\n<table class=summary><tr><th>space</th>"
+                         "<th>color</th><th>hlomem</th><th>XLA</th><th></th></tr>\n");
+    for (const MemorySpaceTotals& space : m.memory_spaces) {
+      absl::StrAppend(out, "<tr><td>", Html(space.name), " (", MemorySpaceRole(space), ")</td><td class=num>",
+                      space.color, "</td><td class=num>",
+                      space.computed_bytes ? HumanBytes(*space.computed_bytes) : "",
+                      "</td><td class=num>", space.xla_bytes ? HumanBytes(*space.xla_bytes) : "",
+                      "</td><td>", Html(MemorySpaceVerdict(space)), "</td></tr>\n");
+    }
+    absl::StrAppend(out, "</table>\n");
+  }
+  if (m.oom) {
+    absl::StrAppend(out, "<h3 class=bad>Out of memory: ", Html(OomTitle(*m.oom)), "</h3>\n<p><code>",
+                    Html(m.oom->error.message), "</code></p>\n<ul>");
+    for (const std::string& line : OomLines(*m.oom)) absl::StrAppend(out, "<li>", Html(line), "</li>");
+    absl::StrAppend(out, "</ul>\n");
+  }
   if (m.device_fit) {
     const DeviceFit& fit = *m.device_fit;
     absl::StrAppend(out, "<p class=", fit.fits ? "good" : "bad", ">",

@@ -55,6 +55,8 @@ void WriteBuffer(const BufferRow& r, JsonStream* out) {
   out->String(r.kind);
   out->Key("allocation");
   out->Int(r.allocation);
+  out->Key("memory_space");
+  out->String(r.memory_space);
   out->Key("offset");
   out->Int(r.offset);
   out->Key("live_range");
@@ -290,6 +292,7 @@ BufferRow ReadBuffer(const Json& j) {
   r.bytes = IntOr(j, "bytes", 0);
   r.kind = StringOr(j, "kind");
   r.allocation = IntOr(j, "allocation", -1);
+  r.memory_space = StringOr(j, "memory_space");
   r.offset = IntOr(j, "offset", -1);
   auto range = j.find("live_range");
   if (range != j.end() && !range->is_null()) {

@@ -94,6 +94,20 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
     }
     *out += Row(cells);
   }
+  if (HasSeveralMemorySpaces(m)) {
+    absl::StrAppend(out, "\n**Memory spaces** (sum of allocations)\n\n");
+    *out += Header({"space", "color", "hlomem", "XLA", ""}, {false, true, true, true, false});
+    for (const MemorySpaceTotals& space : m.memory_spaces) {
+      *out += Row({absl::StrCat(space.name, " (", MemorySpaceRole(space), ")"), absl::StrCat(space.color),
+                   space.computed_bytes ? HumanBytes(*space.computed_bytes) : "",
+                   space.xla_bytes ? HumanBytes(*space.xla_bytes) : "", MemorySpaceVerdict(space)});
+    }
+  }
+  if (m.oom) {
+    absl::StrAppend(out, "\n**Out of memory: ", Cell(OomTitle(*m.oom)), "**\n\n> ",
+                    m.oom->error.message, "\n\n");
+    for (const std::string& line : OomLines(*m.oom)) absl::StrAppend(out, "- ", Cell(line), "\n");
+  }
   if (m.device_fit) {
     const DeviceFit& fit = *m.device_fit;
     absl::StrAppend(out, "\n", fit.fits ? "✅ **fits** on " : "❌ **does not fit** on ",

@@ -138,6 +138,58 @@ std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top) {
   return rows;
 }
 
+bool HasSeveralMemorySpaces(const ModuleReport& module) {
+  return module.memory_spaces.size() > 1 ||
+         (module.memory_spaces.size() == 1 && module.memory_spaces[0].name != "device");
+}
+
+std::string MemorySpaceRole(const MemorySpaceTotals& space) {
+  return space.is_device ? "device memory" : space.is_host ? "host" : "on chip";
+}
+
+std::string MemorySpaceVerdict(const MemorySpaceTotals& space) {
+  if (!space.computed_bytes || !space.xla_bytes) return "";
+  const int64_t delta = *space.computed_bytes - *space.xla_bytes;
+  return delta == 0 ? "matches" : absl::StrCat("differs by ", SignedBytes(delta));
+}
+
+std::string OomTitle(const OomExplanation& oom) {
+  const dump::XlaOomError& e = oom.error;
+  return absl::StrCat(e.code.empty() ? "" : absl::StrCat(e.code, " "), dump::XlaOomKindName(e.kind),
+                      e.memory.empty() ? "" : absl::StrCat(" on ", e.memory));
+}
+
+std::vector<std::string> OomLines(const OomExplanation& oom) {
+  const dump::XlaOomError& e = oom.error;
+  std::vector<std::string> lines;
+  const std::string whose = oom.device_bytes_source == "xla" ? "XLA's buffer assignment" : "hlomem";
+  if (e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom) {
+    if (e.needed_bytes && e.available_bytes) {
+      lines.push_back(absl::StrCat(
+          "needed ", HumanBytes(*e.needed_bytes), ", available ", HumanBytes(*e.available_bytes),
+          ": over by about ", HumanBytes(std::max<int64_t>(0, *e.needed_bytes - *e.available_bytes)),
+          " (the message rounds to ", HumanBytes(e.rounding_bytes), ")"));
+    }
+    if (oom.device_bytes) {
+      lines.push_back(absl::StrCat("the program's HBM allocations: ", HumanAndExact(*oom.device_bytes),
+                                   " by ", whose, "; ",
+                                   oom.agrees ? "this is the error's figure" : "not the error's figure"));
+    }
+    lines.push_back("what makes it: the buffers live at the peak and the findings");
+    return lines;
+  }
+  if (e.needed_bytes) {
+    lines.push_back(absl::StrCat(
+        "one allocation of ", HumanAndExact(*e.needed_bytes), " failed",
+        e.available_bytes ? absl::StrCat(" with ", HumanBytes(*e.available_bytes), " free") : ""));
+  }
+  if (oom.device_bytes) {
+    lines.push_back(absl::StrCat("the program's device memory: ", HumanAndExact(*oom.device_bytes),
+                                 " by ", whose));
+  }
+  return lines;
+}
+
 std::string DeviceFitName(const DeviceFit& fit) {
   return fit.device.empty() ? absl::StrCat("a ", HumanBytes(fit.capacity), " device") : fit.device;
 }

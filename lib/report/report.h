@@ -58,6 +58,7 @@ struct BufferRow {
   int64_t bytes = 0;
   std::string kind;  // analysis::BufferKindName: "parameter", "temp", ...
   int64_t allocation = -1;
+  std::string memory_space;  // the target's name for its allocation's colour
   int64_t offset = -1;
   int64_t start = -1;  // live range in schedule steps, -1 when never live
   int64_t end = -1;
@@ -188,6 +189,19 @@ std::vector<bool> AtPeakMask(const ModuleReport& module);
 
 // The rows live at the peak, largest first, at most `top`.
 std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top);
+
+// Whether a module has more memory spaces than the one device memory (TPU's
+// HBM, VMEM, SMEM; host memory): the writers then show a table of them.
+bool HasSeveralMemorySpaces(const ModuleReport& module);
+// A space's role ("device memory", "host", "on chip") and how hlomem's sum
+// compares with XLA's ("matches", "differs by +16.00MiB", "" without XLA's).
+std::string MemorySpaceRole(const MemorySpaceTotals& space);
+std::string MemorySpaceVerdict(const MemorySpaceTotals& space);
+
+// An out-of-memory explanation in sentences: the error's title ("E1000
+// CompileTimeHbmOom on HBM") and its figures beside the module's.
+std::string OomTitle(const OomExplanation& oom);
+std::vector<std::string> OomLines(const OomExplanation& oom);
 
 // The device of a verdict ("h100-80gb", or "a 80.00GiB device") and its
 // budget ("needs 224.01GiB, usable 60.00GiB (75% of 80.00GiB)").

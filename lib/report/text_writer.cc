@@ -159,22 +159,13 @@ void AppendSummary(const ModuleReport& m, const Style& style, std::string* out) 
 // Each memory space on its own: TPU's HBM, VMEM and SMEM have separate
 // heaps and limits. Shown when there is more than the one device memory.
 void AppendMemorySpaces(const ModuleReport& m, const Style& style, std::string* out) {
-  if (m.memory_spaces.size() < 2 &&
-      (m.memory_spaces.empty() || m.memory_spaces[0].name == "device")) {
-    return;
-  }
+  if (!HasSeveralMemorySpaces(m)) return;
   AppendHeading(style, "Memory spaces (sum of allocations)", out);
   Table table({"space", "color", "hlomem", "XLA", ""}, {false, true, true, true, false}, {});
   for (const MemorySpaceTotals& space : m.memory_spaces) {
-    std::string verdict;
-    if (space.computed_bytes && space.xla_bytes) {
-      const int64_t delta = *space.computed_bytes - *space.xla_bytes;
-      verdict = delta == 0 ? "matches" : absl::StrCat("differs by ", SignedBytes(delta));
-    }
-    const std::string role = space.is_device ? "device memory" : space.is_host ? "host" : "on chip";
-    table.Add({absl::StrCat(space.name, " (", role, ")"), absl::StrCat(space.color),
+    table.Add({absl::StrCat(space.name, " (", MemorySpaceRole(space), ")"), absl::StrCat(space.color),
                space.computed_bytes ? HumanBytes(*space.computed_bytes) : "-",
-               space.xla_bytes ? HumanBytes(*space.xla_bytes) : "-", verdict});
+               space.xla_bytes ? HumanBytes(*space.xla_bytes) : "-", MemorySpaceVerdict(space)});
   }
   std::string text;
   table.Render(style, &text);
@@ -184,42 +175,9 @@ void AppendMemorySpaces(const ModuleReport& m, const Style& style, std::string* 
 // The error the user brought, with XLA's figures beside the module's own.
 void AppendOom(const ModuleReport& m, const Style& style, std::string* out) {
   if (!m.oom) return;
-  const OomExplanation& oom = *m.oom;
-  const dump::XlaOomError& e = oom.error;
-  AppendHeading(style,
-                absl::StrCat("Out of memory: ", e.code.empty() ? "" : absl::StrCat(e.code, " "),
-                             dump::XlaOomKindName(e.kind),
-                             e.memory.empty() ? "" : absl::StrCat(" on ", e.memory)),
-                out);
-  absl::StrAppend(out, "  ", style.Dim(e.message), "\n");
-  const std::string whose = oom.device_bytes_source == "xla" ? "XLA's buffer assignment" : "hlomem";
-  if (e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom) {
-    if (e.needed_bytes && e.available_bytes) {
-      absl::StrAppend(out, "  needed ", HumanBytes(*e.needed_bytes), ", available ",
-                      HumanBytes(*e.available_bytes), ": over by about ",
-                      HumanBytes(std::max<int64_t>(0, *e.needed_bytes - *e.available_bytes)),
-                      " (the message rounds to ", HumanBytes(e.rounding_bytes), ")\n");
-    }
-    if (oom.device_bytes) {
-      absl::StrAppend(out, "  the program's HBM allocations: ", HumanAndExact(*oom.device_bytes),
-                      " by ", whose, "; ",
-                      oom.agrees ? style.Green("this is the error's figure")
-                                 : style.Yellow("not the error's figure"),
-                      "\n");
-    }
-    out->append("  what makes it: the buffers live at the peak and the findings below\n");
-    return;
-  }
-  if (e.needed_bytes) {
-    absl::StrAppend(out, "  one allocation of ", HumanAndExact(*e.needed_bytes), " failed",
-                    e.available_bytes ? absl::StrCat(" with ", HumanBytes(*e.available_bytes), " free")
-                                      : "",
-                    "\n");
-  }
-  if (oom.device_bytes) {
-    absl::StrAppend(out, "  the program's device memory: ", HumanAndExact(*oom.device_bytes), " by ",
-                    whose, "\n");
-  }
+  AppendHeading(style, absl::StrCat("Out of memory: ", OomTitle(*m.oom)), out);
+  absl::StrAppend(out, "  ", style.Dim(m.oom->error.message), "\n");
+  for (const std::string& line : OomLines(*m.oom)) absl::StrAppend(out, "  ", line, "\n");
 }
 
 void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out) {

@@ -16,6 +16,7 @@
 #include "lib/report/device.h"
 #include "lib/pipeline/pipeline.h"
 #include "lib/report/report.h"
+#include "lib/report/writers.h"
 #include "nlohmann/json.hpp"
 
 namespace hlomem::report {
@@ -218,6 +219,24 @@ TEST(AccelXlaDisagreementTest, ADifferingSpaceIsAFindingAndAgreementIsNot) {
   for (const detect::Finding& f : agrees->modules.at(0).findings) {
     EXPECT_NE(f.detector, "xla-disagreement") << f.message;
   }
+}
+
+// Every format shows a TPU module's memory spaces: the text, Markdown and
+// HTML a table of them, the CSV and JSON each buffer's space.
+TEST(AccelOutputsTest, EveryFormatNamesTheMemorySpaces) {
+  const std::string dir = std::string(HLOMEM_TESTDATA_DIR) + "/accel/tpu_v5e/attention_long_seq";
+  absl::StatusOr<Report> report = pipeline::BuildReport({dir}, pipeline::ReportOptions());
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const WriteOptions options;
+  EXPECT_THAT(WriteText(*report, options), ::testing::HasSubstr("VMEM (on chip)           1"));
+  EXPECT_THAT(WriteMarkdown(*report, options), ::testing::HasSubstr("| VMEM (on chip) | 1 |"));
+  EXPECT_THAT(WriteReport(*report, Format::kHtml, options),
+              ::testing::HasSubstr("<h3>Memory spaces</h3>"));
+  const std::string csv = WriteCsv(*report);
+  EXPECT_THAT(csv, ::testing::HasSubstr(",source_line,memory_space\n"));
+  EXPECT_THAT(csv, ::testing::HasSubstr(",VMEM\n"));
+  EXPECT_THAT(csv, ::testing::HasSubstr(",HBM\n"));
+  EXPECT_THAT(WriteJson(*report, options), ::testing::HasSubstr("\"memory_space\": \"VMEM\""));
 }
 
 }  // namespace
