@@ -309,7 +309,7 @@ std::string WriteHtml(const Report& report, const WriteOptions& options) {
   int id = 0;
   for (const ModuleReport& m : report.modules) {
     absl::StrAppend(&body, "<h2>", Html(m.name), "</h2>\n<p class=dim>",
-                    Html(m.backend.empty() ? "backend unknown" : m.backend), ", ", Html(m.stage),
+                    Html(!m.target.empty() ? m.target : m.backend.empty() ? "backend unknown" : m.backend), ", ", Html(m.stage),
                     m.scheduled ? ", scheduled" : ", not scheduled");
     if (m.computed) absl::StrAppend(&body, m.exact ? ", exact" : ", estimate: ", Html(m.estimate_reason));
     if (!m.files.empty()) absl::StrAppend(&body, "<br><code>", Html(m.files.front()), "</code>");

@@ -69,7 +69,8 @@ void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_v
 
 void AppendModule(const ModuleReport& m, const WriteOptions& options, std::string* out) {
   absl::StrAppend(out, "\n### `", Cell(m.name), "`\n\n");
-  absl::StrAppend(out, m.backend.empty() ? "backend unknown" : m.backend, ", ", m.stage,
+  const std::string& backend = m.target.empty() ? m.backend : m.target;
+  absl::StrAppend(out, backend.empty() ? "backend unknown" : backend, ", ", m.stage,
                   m.scheduled ? ", scheduled" : ", not scheduled");
   if (m.computed) absl::StrAppend(out, m.exact ? ", exact" : absl::StrCat(", **estimate**: ", m.estimate_reason));
   out->append("\n\n");
