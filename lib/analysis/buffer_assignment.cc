@@ -155,11 +155,6 @@ class BufferAssigner {
     out_->dataflow_ = std::make_unique<Dataflow>(std::move(*df));
     df_ = out_->dataflow_.get();
 
-    for (ValueId v = 0; v < df_->values().size(); ++v) {
-      const ShapeId shape = df_->value(v).shape;
-      out_->dataflow_->SetValueSize(v, target_.BufferBytes(m_.shapes, shape));
-      out_->dataflow_->SetValueColor(v, target_.ColorOf(m_.shapes.get(shape)));
-    }
     const size_t buffers = df_->buffer_count();
     out_->buffer_sizes_.assign(buffers, 0);
     for (BufferId b = 0; b < buffers; ++b) {
@@ -580,10 +575,8 @@ class BufferAssigner {
       if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
-    HeapResult heap = target_.heap_orders(color) == target::HeapOrders::kTemporalOnly
-                               ? GlobalDecreasingSizeBestFit(events, id_count, target_.Alignment(color),
-                                                             HeapOrder::kTemporal)
-                               : BestHeap(events, id_count, target_.Alignment(color));
+    HeapResult heap =
+        BestHeap(events, id_count, target_.Alignment(color), target_.heap_orders(color));
     for (const HeapEvent& e : events) {
       heap_events_.push_back(e);
       heap_events_.back().buffer += heap_value_count_;
@@ -681,21 +674,15 @@ class BufferAssigner {
   void ComputeStats() {
     AssignmentStats& st = out_->stats_;
     for (const Allocation& a : out_->allocations_) {
-      const target::MemorySpace space = target_.Space(a.color);
       st.color_bytes[a.color] += a.size;
-      // memory_analysis() counts device memory and host memory; on-chip
-      // spaces (TPU VMEM, SMEM) are in neither.
-      if (!space.is_main && !space.is_host) continue;
-      const bool host = space.is_host;
-      st.total_bytes += a.size;
-      if (a.is_parameter) {
-        (host ? st.host_argument_bytes : st.argument_bytes) += a.size;
-        if (a.aliased_with_output) (host ? st.host_alias_bytes : st.alias_bytes) += a.size;
-      }
-      if (a.maybe_live_out) (host ? st.host_output_bytes : st.output_bytes) += a.size;
-      if (a.is_temp()) (host ? st.host_temp_bytes : st.temp_bytes) += a.size;
-      if (a.is_constant) st.constant_bytes += a.size;
-      if (a.is_thread_local) st.thread_local_bytes += a.size;
+      target::AllocationRole role;
+      role.parameter = a.is_parameter;
+      role.aliased = a.is_parameter && a.aliased_with_output;
+      role.live_out = a.maybe_live_out;
+      role.temp = a.is_temp();
+      role.constant = a.is_constant;
+      role.thread_local_ = a.is_thread_local;
+      if (target::AddToMemoryStats(target_, a.color, role, a.size, &st)) st.total_bytes += a.size;
     }
     // ComputePeakMemory: the largest value of every parameter, constant and
     // output allocation, plus the peak of the replayed heap.

@@ -818,9 +818,8 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
   }
   for (HloValue& v : df.values_) {
     v.index = df.IndexOf(v.node);
-    v.size = m.shapes.ByteSize(v.shape);
-    const hlo::Shape& s = m.shapes.get(v.shape);
-    v.color = s.layout ? s.layout->memory_space : 0;
+    v.size = target.BufferBytes(m.shapes, v.shape);
+    v.color = target.ColorOf(m.shapes.get(v.shape));
   }
 
   // Positions: the defining one first, then the others in node order.

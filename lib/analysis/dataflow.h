@@ -153,7 +153,8 @@ struct HloUse {
 
 class Dataflow {
  public:
-  // `target` adds its backend's in-place pairs to XLA's generic ones.
+  // `target` sizes and colours the values and adds its backend's in-place
+  // pairs to XLA's generic ones.
   static absl::StatusOr<Dataflow> Run(const hlo::Module& module, const CallGraph& graph,
                                       const target::Target& target = target::DefaultTarget());
 
@@ -188,11 +189,6 @@ class Dataflow {
   const HloValue& value(ValueId v) const { return values_[v]; }
   absl::Span<const NodeId> positions(ValueId v) const { return positions_.row(v); }
   absl::Span<const HloUse> uses(ValueId v) const { return uses_.row(v); }
-
-  // Overrides a value's size (padded sizes for tiled layouts).
-  void SetValueSize(ValueId v, int64_t bytes) { values_[v].size = bytes; }
-  // Overrides a value's colour (the target's colorer).
-  void SetValueColor(ValueId v, int64_t color) { values_[v].color = color; }
 
   // Buffers: values that must share memory.
   BufferId buffer_of(ValueId v) const { return buffer_of_[v]; }

@@ -349,8 +349,11 @@ HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
 }
 }  // namespace heap_internal
 
-HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
-                    int64_t alignment) {
+HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
+                    target::HeapOrders orders) {
+  if (orders == target::HeapOrders::kTemporalOnly) {
+    return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
+  }
   // The two orders are independent; lay them out side by side.
   HeapResult temporal;
   std::thread worker([&] {

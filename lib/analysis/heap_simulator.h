@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "lib/target/target.h"
+
 namespace hlomem::analysis {
 
 struct HeapEvent {
@@ -40,10 +42,11 @@ HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
                                            HeapOrder order);
 }  // namespace heap_internal
 
-// Both orders; the smaller heap wins, ties go to spatial (XLA's
-// ChooseBestHeapAlgorithm over the two).
-HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count,
-                    int64_t alignment);
+// The heap in the orders a target asks for: by default both, the smaller
+// heap winning and ties going to spatial (XLA's ChooseBestHeapAlgorithm over
+// the two); or the temporal order alone.
+HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
+                    target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth);
 
 // The most bytes live at once over the event stream, a chunk shared by
 // several buffers counted once: the heap size an ideal, fragmentation-free

@@ -72,15 +72,20 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     int64_t allocation, offset, start, end, bytes;
     size_t record;
   };
+  // On-chip memories (TPU VMEM, SMEM) have heaps and limits of their own:
+  // the timeline and its peak are device (and host) memory. Asked once per
+  // allocation, not per buffer.
+  std::vector<bool> in_timeline(assignment.allocations().size());
+  for (size_t a = 0; a < in_timeline.size(); ++a) {
+    const target::MemorySpace space = assignment.target().Space(assignment.allocations()[a].color);
+    in_timeline[a] = space.is_main || space.is_host;
+  }
   std::vector<Occupancy> occupancies;
   for (size_t k = 0; k < profile.buffers.size(); ++k) {
     const BufferRecord& r = profile.buffers[k];
     if (r.kind == BufferKind::kThreadLocal || r.start < 0) continue;
+    if (!in_timeline[static_cast<size_t>(r.allocation)]) continue;
     const Allocation& alloc = assignment.allocations()[static_cast<size_t>(r.allocation)];
-    // On-chip memories (TPU VMEM, SMEM) have heaps and limits of their own:
-    // the timeline and its peak are device (and host) memory.
-    const target::MemorySpace space = assignment.target().Space(alloc.color);
-    if (!space.is_main && !space.is_host) continue;
     if (r.kind == BufferKind::kConstant ||
         (r.kind == BufferKind::kParameter && !alloc.aliased_with_output)) {
       occupancies.push_back({r.allocation, r.offset, r.start, r.end, r.bytes, k});

@@ -442,36 +442,18 @@ XlaMemoryStats XlaBufferAssignment::Stats(const target::Target& target) const {
   XlaMemoryStats stats;
   for (const XlaAllocation& allocation : allocations) {
     const int64_t size = allocation.size;
-    const target::MemorySpace space = target.Space(allocation.color);
-    stats.total_allocation_bytes =
-        SaturatingAdd(stats.total_allocation_bytes, size);
+    stats.total_allocation_bytes = SaturatingAdd(stats.total_allocation_bytes, size);
     int64_t& color_total = stats.color_bytes[allocation.color];
     color_total = SaturatingAdd(color_total, size);
-    if (!space.is_main && !space.is_host) continue;
-    const bool host = space.is_host;
-    stats.total_bytes = SaturatingAdd(stats.total_bytes, size);
-    if (allocation.is_parameter) {
-      int64_t& argument =
-          host ? stats.host_argument_bytes : stats.argument_bytes;
-      argument = SaturatingAdd(argument, size);
-      if (allocation.maybe_live_out) {
-        int64_t& alias = host ? stats.host_alias_bytes : stats.alias_bytes;
-        alias = SaturatingAdd(alias, size);
-      }
-    }
-    if (allocation.maybe_live_out) {
-      int64_t& output = host ? stats.host_output_bytes : stats.output_bytes;
-      output = SaturatingAdd(output, size);
-    }
-    if (allocation.is_preallocated_temp) {
-      int64_t& temp = host ? stats.host_temp_bytes : stats.temp_bytes;
-      temp = SaturatingAdd(temp, size);
-    }
-    if (allocation.is_constant) {
-      stats.constant_bytes = SaturatingAdd(stats.constant_bytes, size);
-    }
-    if (allocation.is_thread_local) {
-      stats.thread_local_bytes = SaturatingAdd(stats.thread_local_bytes, size);
+    target::AllocationRole role;
+    role.parameter = allocation.is_parameter;
+    role.aliased = allocation.is_parameter && allocation.maybe_live_out;
+    role.live_out = allocation.maybe_live_out;
+    role.temp = allocation.is_preallocated_temp;
+    role.constant = allocation.is_constant;
+    role.thread_local_ = allocation.is_thread_local;
+    if (target::AddToMemoryStats(target, allocation.color, role, size, &stats)) {
+      stats.total_bytes = SaturatingAdd(stats.total_bytes, size);
     }
   }
   return stats;

@@ -84,8 +84,18 @@ std::vector<Mismatch> Compare(const MemoryNumbers& computed, const MemoryNumbers
   return out;
 }
 
+// The target's name for each allocation's memory space.
+std::vector<std::string> SpaceOfAllocations(const analysis::BufferAssignment& assignment) {
+  std::vector<std::string> names;
+  names.reserve(assignment.allocations().size());
+  for (const analysis::Allocation& a : assignment.allocations()) {
+    names.push_back(assignment.target().Space(a.color).name);
+  }
+  return names;
+}
+
 // The row of a computed buffer.
-BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferAssignment& assignment,
+BufferRow MakeBufferRow(const hlo::Module& module, const std::vector<std::string>& space_names,
                         const analysis::BufferRecord& record) {
   const hlo::Instruction& instr = module.instr(record.instruction);
   const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
@@ -97,10 +107,7 @@ BufferRow MakeBufferRow(const hlo::Module& module, const analysis::BufferAssignm
   row.bytes = record.bytes;
   row.kind = std::string(analysis::BufferKindName(record.kind));
   row.allocation = record.allocation;
-  if (record.allocation >= 0) {
-    const int64_t color = assignment.allocations()[static_cast<size_t>(record.allocation)].color;
-    row.memory_space = assignment.target().Space(color).name;
-  }
+  if (record.allocation >= 0) row.memory_space = space_names[static_cast<size_t>(record.allocation)];
   row.offset = record.offset;
   row.start = record.start;
   row.end = record.end;
@@ -180,8 +187,9 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     std::vector<BufferRow> rows;
     std::thread row_builder([&] {
       rows.reserve(out.profile.buffers.size());
+      const std::vector<std::string> space_names = SpaceOfAllocations(**assignment);
       for (const analysis::BufferRecord& r : out.profile.buffers) {
-        rows.push_back(MakeBufferRow(module, **assignment, r));
+        rows.push_back(MakeBufferRow(module, space_names, r));
       }
     });
     if (!out.scheduled) {

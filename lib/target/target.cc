@@ -1,6 +1,7 @@
 #include "lib/target/target.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/bytes.h"
 
 namespace hlomem::target {
 
@@ -39,6 +40,23 @@ MemorySpace Target::Space(int64_t color) const {
 std::optional<bool> Target::MayAlias(const hlo::Module&, hlo::InstrId, const hlo::ShapeIndex&,
                                      hlo::InstrId, const hlo::ShapeIndex&) const {
   return std::nullopt;
+}
+
+bool AddToMemoryStats(const Target& target, int64_t color, const AllocationRole& role,
+                      int64_t size, MemoryStats* stats) {
+  const MemorySpace space = target.Space(color);
+  if (!space.is_main && !space.is_host) return false;
+  const bool host = space.is_host;
+  auto add = [size](int64_t& sum) { sum = SaturatingAdd(sum, size); };
+  if (role.parameter) {
+    add(host ? stats->host_argument_bytes : stats->argument_bytes);
+    if (role.aliased) add(host ? stats->host_alias_bytes : stats->alias_bytes);
+  }
+  if (role.live_out) add(host ? stats->host_output_bytes : stats->output_bytes);
+  if (role.temp) add(host ? stats->host_temp_bytes : stats->temp_bytes);
+  if (role.constant) add(stats->constant_bytes);
+  if (role.thread_local_) add(stats->thread_local_bytes);
+  return true;
 }
 
 std::string Target::caveat() const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "lib/base/memory_stats.h"
 #include "lib/hlo/module.h"
 
 namespace hlomem::target {
@@ -122,6 +123,23 @@ class Target {
   Backend backend_;
   std::string name_;
 };
+
+// What an allocation is, for memory_analysis()'s sums.
+struct AllocationRole {
+  bool parameter = false;
+  bool aliased = false;  // a parameter donated to an output
+  bool live_out = false;
+  bool temp = false;
+  bool constant = false;
+  bool thread_local_ = false;
+};
+
+// Adds one allocation of `color` to `stats` as memory_analysis() counts it
+// (xla/pjrt's PopulateBufferStatsFromAllocations): host memory in the host_
+// fields, device memory in the others, on-chip memories (TPU VMEM, SMEM) in
+// none. Returns whether it counted. Sums saturate: sizes may come from a file.
+bool AddToMemoryStats(const Target& target, int64_t color, const AllocationRole& role,
+                      int64_t size, MemoryStats* stats);
 
 // XLA:CPU: logical sizes, one memory space (plus host), 64-byte chunks
 // (EIGEN_MAX_ALIGN_BYTES of XLA's Eigen build) unless `alignment` > 0.
