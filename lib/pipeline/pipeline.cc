@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/metrics.h"
 #include "lib/hlo/provenance.h"
+#include "lib/hlo/text_parser.h"
+#include "lib/hlo/verifier.h"
 #include "lib/target/resolve.h"
 
 namespace hlomem::pipeline {
@@ -216,19 +218,28 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
   return out;
 }
 
+absl::StatusOr<std::optional<std::regex>> ModuleFilter(const std::string& regex) {
+  std::optional<std::regex> filter;
+  if (regex.empty()) return filter;
+  try {
+    filter.emplace(regex);
+  } catch (const std::regex_error&) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("error: invalid --module regular expression '", regex, "'"));
+  }
+  return filter;
+}
+
+absl::Status NoModuleMatches(const std::string& regex) {
+  return absl::InvalidArgumentError(absl::StrCat("error: no module matches --module '", regex, "'"));
+}
+
 }  // namespace
 
 absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
                                    const ReportOptions& options) {
-  std::optional<std::regex> filter;
-  if (!options.module_regex.empty()) {
-    try {
-      filter.emplace(options.module_regex);
-    } catch (const std::regex_error&) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("error: invalid --module regular expression '", options.module_regex, "'"));
-    }
-  }
+  absl::StatusOr<std::optional<std::regex>> filter = ModuleFilter(options.module_regex);
+  if (!filter.ok()) return filter.status();
   // Each module is analysed on the thread that loaded it, as soon as it is
   // loaded, and its model freed: the next module's parse reuses the memory.
   std::mutex progress_mutex;
@@ -241,7 +252,7 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
           options.progress(started, std::max(dump_count, started + 1), in.files.module_name);
           ++started;
         }
-        return AnalyzeLoaded(in, filter, options);
+        return AnalyzeLoaded(in, *filter, options);
       });
   if (!loaded.ok()) return loaded.status();
   Report report;
@@ -251,10 +262,36 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
     if (*out) report.modules.push_back(std::move(**out));
   }
   if (options.progress) options.progress(started, started, "");
-  if (report.modules.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("error: no module matches --module '", options.module_regex, "'"));
+  if (report.modules.empty()) return NoModuleMatches(options.module_regex);
+  return report;
+}
+
+absl::StatusOr<Report> BuildReportFromText(absl::string_view text, const std::string& origin,
+                                           const ReportOptions& options) {
+  absl::StatusOr<std::optional<std::regex>> filter = ModuleFilter(options.module_regex);
+  if (!filter.ok()) return filter.status();
+  hlo::ParseOptions parse = options.load.parse;
+  absl::StatusOr<std::vector<hlo::Module>> modules = hlo::ParseHloString(text, origin, parse);
+  if (!modules.ok()) return modules.status();
+  Report report;
+  for (size_t i = 0; i < modules->size(); ++i) {
+    hlo::Module& module = (*modules)[i];
+    absl::Status verified = hlo::VerifyModule(module);
+    if (verified.ok()) verified = hlo::VerifyElementCount(module, options.load.max_elements);
+    if (!verified.ok()) return verified;
+    dump::LoadedModule in;
+    in.files.key = origin;
+    in.files.module_name = std::string(module.name);
+    in.files.stage = options.load.stage;
+    in.files.standalone = true;
+    in.files_read = {origin};
+    in.module_index = i;
+    in.module = std::move(module);
+    absl::StatusOr<std::optional<ModuleReport>> out = AnalyzeLoaded(in, *filter, options);
+    if (!out.ok()) return out.status();
+    if (*out) report.modules.push_back(std::move(**out));
   }
+  if (report.modules.empty()) return NoModuleMatches(options.module_regex);
   return report;
 }
 

@@ -44,6 +44,14 @@ absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::
 absl::StatusOr<report::Report> BuildReport(const std::vector<std::string>& paths,
                                            const ReportOptions& options);
 
+// The report of HLO text held in memory, such as a compiled JAX function's
+// `as_text()`: every module in it, parsed and verified as a file would be,
+// taken to be of `options.load.stage`. `origin` names the text in errors
+// ("path:line:col") and stands for its file in the report.
+absl::StatusOr<report::Report> BuildReportFromText(absl::string_view text,
+                                                   const std::string& origin,
+                                                   const ReportOptions& options);
+
 }  // namespace hlomem::pipeline
 
 #endif  // HLOMEM_LIB_PIPELINE_PIPELINE_H_

@@ -1,0 +1,623 @@
+// The hlomem command line. CLI11 lives here and nowhere else: each
+// subcommand fills an options struct and calls into lib/.
+#include "cmd/hlomem/cli.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/analysis/buffer_assignment.h"
+#include "lib/base/allocator.h"
+#include "lib/base/atomic_file.h"
+#include "lib/base/bytes.h"
+#include "lib/base/file_contents.h"
+#include "lib/base/metrics.h"
+#include "lib/detect/detectors.h"
+#include "lib/dump/loader.h"
+#include "lib/dump/xla_error.h"
+#include "lib/pipeline/capture.h"
+#include "lib/pipeline/pipeline.h"
+#include "lib/report/check.h"
+#include "lib/report/device.h"
+#include "lib/target/gpu.h"
+#include "lib/report/diff.h"
+#include "lib/report/report.h"
+#include "lib/target/resolve.h"
+#include "lib/report/writers.h"
+#include "version.h"
+
+namespace {
+
+// Exit codes, the diff/grep convention CI systems expect: 1 is reserved for
+// a failed gate (`hlomem check`).
+constexpr int kExitOk = 0;
+constexpr int kExitGateFailed = 1;
+constexpr int kExitBadInput = 2;
+
+void PrintError(const absl::Status& status) {
+  std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+}
+
+void PrintWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::fprintf(stderr, "%s\n", w.c_str());
+}
+
+// Writes `text` to `path` atomically, or to stdout when `path` is empty.
+int Emit(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  absl::Status status = hlomem::WriteFileAtomically(path, text);
+  if (!status.ok()) {
+    PrintError(status);
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+hlomem::dump::Stage ParseStage(const std::string& stage) {
+  return stage == "before" ? hlomem::dump::Stage::kBeforeOptimizations
+                           : hlomem::dump::Stage::kAfterOptimizations;
+}
+
+// Resource guards against hostile or runaway input, raisable per run, and
+// the threads that reading may use.
+struct LimitFlags {
+  int max_nesting_depth = hlomem::hlo::ParseOptions{}.max_nesting_depth;
+  int64_t max_elements = hlomem::hlo::kDefaultMaxElements;
+  int threads = 0;
+
+  void ApplyTo(hlomem::dump::LoadOptions* options) const {
+    options->parse.max_nesting_depth = max_nesting_depth;
+    options->max_elements = max_elements;
+    options->threads = threads;
+  }
+};
+
+void AddLimitFlags(CLI::App* command, LimitFlags* limits) {
+  command->add_option("--max-nesting-depth", limits->max_nesting_depth,
+                      absl::StrCat("Refuse HLO nested deeper than N tuple/bracket levels (default: ",
+                                   limits->max_nesting_depth, ")"))
+      ->check(CLI::Range(1, hlomem::hlo::kMaxNestingDepthLimit));
+  command->add_option("--max-elements", limits->max_elements,
+                      absl::StrCat("Refuse modules with more than N instructions plus tuple "
+                                   "elements (default: ", limits->max_elements, ")"))
+      ->check(CLI::PositiveNumber);
+  command->add_option("--threads", limits->threads,
+                      "Parse on N threads: modules side by side, a large one in parts "
+                      "(default: one per core)")
+      ->check(CLI::PositiveNumber);
+}
+
+// The line `parse` prints for a loaded module.
+std::string ParseSummary(const hlomem::dump::LoadedModule& m) {
+  const std::string& file = m.files_read.empty() ? m.files.key : m.files_read.front();
+  if (!m.module) {
+    return absl::StrFormat(
+        "%s: XLA buffer assignment only: %zu allocations, total %lld bytes", file,
+        m.xla->allocations.size(),
+        static_cast<long long>(m.xla->total_bytes.value_or(m.xla->SumOfAllocationSizes())));
+  }
+  const hlomem::hlo::Module& module = *m.module;
+  return absl::StrFormat("%s: module %s: %d computations, %d instructions%s%s", file,
+                         module.name.empty() ? "<unnamed>" : module.name,
+                         module.computations.size(), module.instructions.size(),
+                         module.is_scheduled ? ", scheduled" : "",
+                         m.xla ? ", with XLA's buffer assignment" : "");
+}
+
+int RunParse(const std::vector<std::string>& paths, const std::string& stage,
+             const LimitFlags& limits) {
+  hlomem::dump::LoadOptions options;
+  options.stage = ParseStage(stage);
+  limits.ApplyTo(&options);
+  // Each module's line is made as soon as it is loaded and its model freed.
+  absl::StatusOr<hlomem::dump::ConsumedLoad<std::string>> loaded =
+      hlomem::dump::LoadDumpsConsuming<std::string>(
+          paths, options, [](hlomem::dump::LoadedModule& m, size_t) { return ParseSummary(m); });
+  if (!loaded.ok()) {
+    PrintError(loaded.status());
+    return kExitBadInput;
+  }
+  PrintWarnings(loaded->load.warnings);
+  for (size_t k = 0; k < loaded->results.size(); ++k) {
+    PrintWarnings(loaded->load.modules[k].warnings);
+    std::printf("%s\n", loaded->results[k].c_str());
+  }
+  return loaded->load.warnings.empty() ? kExitOk : kExitBadInput;
+}
+
+struct ReportFlags {
+  std::vector<std::string> paths;
+  std::string format = "text";
+  std::string output;
+  std::string stage = "after";
+  std::string module_regex;
+  int top = 10;
+  bool no_color = false;
+  int64_t alignment = 0;
+  std::string target;
+  std::string error_path;  // --error: an out-of-memory message to explain
+  std::string min_bytes;
+  std::string device;
+  std::string device_memory;
+  std::optional<double> mem_fraction;
+  bool stats = false;  // report --stats: time and memory per phase on stderr
+  LimitFlags limits;
+};
+
+// The flags every command that builds a report takes (report, diff, check,
+// capture).
+void AddReportFlags(CLI::App* command, ReportFlags* flags) {
+  command->add_option("-o,--output", flags->output, "Write to FILE (atomically) instead of stdout");
+  command->add_option("--top", flags->top, "Rows per table")->check(CLI::PositiveNumber);
+  command->add_option("--module", flags->module_regex, "Only modules whose name matches REGEX");
+  command->add_option("--stage", flags->stage, "after or before optimizations")
+      ->check(CLI::IsMember({"after", "before"}));
+  command->add_flag("--no-color", flags->no_color, "No ANSI colors (also: NO_COLOR set, or not a terminal)");
+  command->add_option("--alignment", flags->alignment,
+                      "Temp heap alignment in bytes (default: the target's: 64 on CPU, 256 on GPU, "
+                      "512 on TPU)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  command->add_option("--error", flags->error_path,
+                      "A file holding XLA's out-of-memory error (E1000 CompileTimeHbmOom, TPU runtime, "
+                      "GPU): explain it against the dump");
+  command->add_option("--target", flags->target,
+                      "The backend rules to apply (default: read from the dump): " +
+                          hlomem::target::KnownTargetNames());
+  command->add_option("--min-bytes", flags->min_bytes,
+                      "Report findings saving at least SIZE (e.g. 1MiB; default: each detector's)");
+  command->add_option("--device", flags->device,
+                      "Check the fit on a device preset: h100-80gb, a100-40gb, a100-80gb, h200-141gb, "
+                      "v5e-16gb, ... (`hlomem devices` lists them)");
+  command->add_option("--device-memory", flags->device_memory, "Check the fit on a device with SIZE of memory");
+  command->add_option("--mem-fraction", flags->mem_fraction,
+                      "Share of device memory XLA may use (default: XLA_CLIENT_MEM_FRACTION or "
+                      "XLA_PYTHON_CLIENT_MEM_FRACTION, else 0.75 on GPUs, 1.0 on TPUs)");
+  AddLimitFlags(command, &flags->limits);
+}
+
+// The --format choices, as ParseFormat knows them.
+std::vector<std::string> FormatNames() {
+  return {std::begin(hlomem::report::kFormatNames), std::end(hlomem::report::kFormatNames)};
+}
+
+// Reads a report back from `report --format json` output (mapped, not
+// copied: a big module's report is tens of megabytes).
+absl::StatusOr<hlomem::report::Report> ReadReportJson(const std::string& path) {
+  absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file = hlomem::FileContents::Open(path);
+  if (!file.ok()) return file.status();
+  return hlomem::report::ReadJsonReport((*file)->data(), path);
+}
+
+// A progress line on stderr while modules are analysed, on a terminal only.
+void ShowProgress(size_t done, size_t total, const std::string& name) {
+  if (done == total) {
+    std::fprintf(stderr, "\r\x1b[K");
+  } else {
+    std::fprintf(stderr, "\r\x1b[Kanalysing module %zu/%zu: %s", done + 1, total, name.c_str());
+  }
+  std::fflush(stderr);
+}
+
+// Builds the report of dump paths, or reads it when the one path is a
+// report's JSON; then applies the device fit. Errors are printed.
+std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>& paths,
+                                                 const ReportFlags& flags) {
+  absl::StatusOr<hlomem::report::Report> report;
+  if (paths.size() == 1 && absl::EndsWith(paths[0], ".json")) {
+    report = ReadReportJson(paths[0]);
+  } else {
+    hlomem::pipeline::ReportOptions options;
+    options.load.stage = ParseStage(flags.stage);
+    flags.limits.ApplyTo(&options.load);
+    options.module_regex = flags.module_regex;
+    options.alignment = flags.alignment;
+    options.target = flags.target;
+    if (::isatty(STDERR_FILENO)) options.progress = ShowProgress;
+    if (!flags.min_bytes.empty()) {
+      absl::StatusOr<int64_t> min_bytes = hlomem::ParseByteSize(flags.min_bytes);
+      if (!min_bytes.ok()) {
+        std::fprintf(stderr, "error: --min-bytes: %s\n", std::string(min_bytes.status().message()).c_str());
+        return std::nullopt;
+      }
+      options.detect.min_bytes = *min_bytes;
+    }
+    report = hlomem::pipeline::BuildReport(paths, options);
+  }
+  if (!report.ok()) {
+    PrintError(report.status());
+    return std::nullopt;
+  }
+  hlomem::report::DeviceRequest request;
+  request.preset = flags.device;
+  request.memory = flags.device_memory;
+  request.mem_fraction = flags.mem_fraction;
+  request.env_fraction = std::getenv("XLA_CLIENT_MEM_FRACTION");
+  request.env_fraction_legacy = std::getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
+  absl::StatusOr<std::optional<hlomem::report::DeviceBudget>> budget =
+      hlomem::report::ResolveDevice(request);
+  if (!budget.ok()) {
+    PrintError(budget.status());
+    return std::nullopt;
+  }
+  if (*budget) hlomem::report::ApplyDeviceFit(**budget, &*report);
+  if (!flags.error_path.empty()) {
+    absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file =
+        hlomem::FileContents::Open(flags.error_path);
+    if (!file.ok()) {
+      PrintError(file.status());
+      return std::nullopt;
+    }
+    absl::StatusOr<std::vector<hlomem::dump::XlaOomError>> errors =
+        hlomem::dump::ParseXlaOomErrors(flags.error_path, (*file)->data());
+    if (!errors.ok()) {
+      PrintError(errors.status());
+      return std::nullopt;
+    }
+    for (const hlomem::dump::XlaOomError& e :
+         hlomem::report::ApplyOomErrors(std::move(*errors), &*report)) {
+      report->warnings.push_back(absl::StrCat(flags.error_path, ":", e.line,
+                                              ": warning: no module of the dump matches this error",
+                                              e.module_name.empty() ? "" : " (module ",
+                                              e.module_name, e.module_name.empty() ? "" : ")"));
+    }
+  }
+  return std::move(*report);
+}
+
+hlomem::report::WriteOptions MakeWriteOptions(const ReportFlags& flags) {
+  hlomem::report::WriteOptions options;
+  options.top = flags.top;
+  const bool to_terminal = (flags.output.empty() || flags.output == "-") && ::isatty(STDOUT_FILENO);
+  options.color = to_terminal && !flags.no_color && std::getenv("NO_COLOR") == nullptr;
+  return options;
+}
+
+int RunReport(const ReportFlags& flags) {
+  const auto start = std::chrono::steady_clock::now();
+  if (flags.stats) hlomem::Metrics::Enable();
+  absl::StatusOr<hlomem::report::Format> format = hlomem::report::ParseFormat(flags.format);
+  if (!format.ok()) {
+    PrintError(format.status());
+    return kExitBadInput;
+  }
+  std::optional<hlomem::report::Report> report = LoadReport(flags.paths, flags);
+  if (!report) return kExitBadInput;
+  if (*format != hlomem::report::Format::kJson) {
+    // Warnings go to stderr; the report itself stays clean.
+    PrintWarnings(report->warnings);
+    report->warnings.clear();
+  }
+  int exit_code;
+  {
+    hlomem::ScopedPhase phase("write");
+    exit_code = Emit(hlomem::report::WriteReport(*report, *format, MakeWriteOptions(flags)),
+                     flags.output);
+  }
+  if (flags.stats) {
+    const std::chrono::duration<double> total = std::chrono::steady_clock::now() - start;
+    std::fprintf(stderr, "%s", hlomem::Metrics::Report(total.count()).c_str());
+  }
+  return exit_code;
+}
+
+int RunDiff(const std::string& path_a, const std::string& path_b, const ReportFlags& flags) {
+  absl::StatusOr<hlomem::report::Format> format = hlomem::report::ParseFormat(flags.format);
+  if (!format.ok()) {
+    PrintError(format.status());
+    return kExitBadInput;
+  }
+  std::optional<hlomem::report::Report> a = LoadReport({path_a}, flags);
+  if (!a) return kExitBadInput;
+  std::optional<hlomem::report::Report> b = LoadReport({path_b}, flags);
+  if (!b) return kExitBadInput;
+  PrintWarnings(a->warnings);
+  PrintWarnings(b->warnings);
+  const hlomem::report::DiffReport diff = hlomem::report::DiffReports(*a, *b);
+  return Emit(hlomem::report::WriteDiff(diff, *format, MakeWriteOptions(flags)), flags.output);
+}
+
+struct CheckFlags {
+  std::string max_total;
+  std::string max_temp;
+  std::string max_peak;
+  std::string baseline;
+  double tolerance = 0;
+  std::vector<std::string> fail_on;
+  bool github = false;
+  std::string sarif;
+  std::string source_root;
+};
+
+// Parses a budget flag into `limit`; false (printed) when malformed.
+bool ParseBudget(const std::string& text, const char* flag, std::optional<int64_t>* limit) {
+  if (text.empty()) return true;
+  absl::StatusOr<int64_t> bytes = hlomem::ParseByteSize(text);
+  if (!bytes.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", flag, std::string(bytes.status().message()).c_str());
+    return false;
+  }
+  *limit = *bytes;
+  return true;
+}
+
+// Appends `text` to the file GitHub shows as the job summary, if any.
+void AppendToStepSummary(const std::string& text) {
+  const char* path = std::getenv("GITHUB_STEP_SUMMARY");
+  if (path == nullptr || *path == '\0') return;
+  std::ofstream out(path, std::ios::app);
+  out << text;
+}
+
+int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
+  hlomem::report::CheckOptions options;
+  if (!ParseBudget(check.max_total, "--max-total", &options.max_total) ||
+      !ParseBudget(check.max_temp, "--max-temp", &options.max_temp) ||
+      !ParseBudget(check.max_peak, "--max-peak", &options.max_peak)) {
+    return kExitBadInput;
+  }
+  for (const std::string& name : check.fail_on) {
+    bool known = name == "all";
+    for (const hlomem::detect::DetectorInfo& d : hlomem::detect::Detectors()) known = known || d.name == name;
+    if (!known) {
+      std::fprintf(stderr, "error: --fail-on: unknown detector '%s' (`hlomem detectors` lists them)\n",
+                   name.c_str());
+      return kExitBadInput;
+    }
+  }
+  options.fail_on = check.fail_on;
+  options.tolerance_percent = check.tolerance;
+  std::optional<hlomem::report::Report> baseline;
+  if (!check.baseline.empty()) {
+    absl::StatusOr<hlomem::report::Report> read = ReadReportJson(check.baseline);
+    if (!read.ok()) {
+      PrintError(read.status());
+      return kExitBadInput;
+    }
+    baseline = std::move(*read);
+    options.baseline = &*baseline;
+  }
+  const bool has_gate = options.max_total || options.max_temp || options.max_peak || options.baseline ||
+                        !options.fail_on.empty() || !flags.device.empty() || !flags.device_memory.empty();
+  if (!has_gate) {
+    std::fprintf(stderr,
+                 "error: check needs a gate: --max-total, --max-temp, --max-peak, --baseline, "
+                 "--fail-on, --device or --device-memory\n");
+    return kExitBadInput;
+  }
+  std::optional<hlomem::report::Report> report = LoadReport(flags.paths, flags);
+  if (!report) return kExitBadInput;
+  PrintWarnings(report->warnings);
+  const hlomem::report::CheckResult result = hlomem::report::RunCheck(*report, options);
+  std::string source_root = check.source_root;
+  if (source_root.empty() && std::getenv("GITHUB_WORKSPACE") != nullptr) {
+    source_root = std::getenv("GITHUB_WORKSPACE");
+  }
+  hlomem::report::WriteOptions write = MakeWriteOptions(flags);
+  write.color = false;
+  if (check.github) {
+    // Annotations on stderr keep stdout for the report (abicheck does so).
+    const std::string annotations = hlomem::report::GithubAnnotations(result, *report, source_root);
+    std::fwrite(annotations.data(), 1, annotations.size(), stderr);
+    AppendToStepSummary(hlomem::report::WriteCheckMarkdown(result, *report, write));
+  }
+  if (!check.sarif.empty()) {
+    absl::Status written = hlomem::WriteFileAtomically(
+        check.sarif, hlomem::report::WriteSarif(result, *report, source_root, HLOMEM_VERSION));
+    if (!written.ok()) {
+      PrintError(written);
+      return kExitBadInput;
+    }
+  }
+  const std::string text = flags.format == "markdown"
+                               ? hlomem::report::WriteCheckMarkdown(result, *report, write)
+                               : hlomem::report::FormatCheckText(result);
+  const int emitted = Emit(text, flags.output);
+  if (emitted != kExitOk) return emitted;
+  return result.passed() ? kExitOk : kExitGateFailed;
+}
+
+int RunCapture(const std::string& dir, const std::vector<std::string>& command, ReportFlags flags) {
+  hlomem::pipeline::CaptureOptions options;
+  options.dir = dir;
+  options.command = command;
+  const char* user_flags = std::getenv("XLA_FLAGS");
+  options.user_xla_flags = user_flags != nullptr ? user_flags : "";
+  absl::StatusOr<hlomem::pipeline::CaptureResult> run = hlomem::pipeline::RunCapture(options);
+  if (!run.ok()) {
+    PrintError(run.status());
+    return kExitBadInput;
+  }
+  std::fprintf(stderr, "hlomem capture: XLA_FLAGS=\"%s\"\n", run->xla_flags.c_str());
+  if (run->dir_had_files) {
+    std::fprintf(stderr, "hlomem capture: warning: %s had files before the run; the report includes them\n",
+                 run->dir.c_str());
+  }
+  if (run->exit_code != 0) {
+    std::fprintf(stderr, "hlomem capture: warning: the command exited with status %d; reporting what it dumped\n",
+                 run->exit_code);
+  }
+  std::fprintf(stderr, "hlomem capture: dump in %s\n", run->dir.c_str());
+  flags.paths = {run->dir};
+  return RunReport(flags);
+}
+
+int RunListDevices() {
+  std::printf("%-14s %10s  %s\n", "device", "memory", "usable by default");
+  for (const hlomem::report::DevicePreset& d : hlomem::report::DevicePresets()) {
+    hlomem::report::DeviceRequest request;
+    request.preset = std::string(d.name);
+    absl::StatusOr<std::optional<hlomem::report::DeviceBudget>> budget =
+        hlomem::report::ResolveDevice(request);
+    std::string usable = absl::StrFormat("%.0f%%", hlomem::target::kJaxGpuMemFraction * 100);
+    int64_t bytes = d.bytes;
+    if (budget.ok() && *budget && (*budget)->program_limit) {
+      bytes = (*budget)->capacity;
+      usable = absl::StrCat(hlomem::HumanBytes(*(*budget)->program_limit), " (XLA:TPU's available HBM)");
+    } else if (!d.is_gpu) {
+      usable = "100%";
+    }
+    std::printf("%-14s %10s  %s\n", std::string(d.name).c_str(), hlomem::HumanBytes(bytes).c_str(),
+                usable.c_str());
+  }
+  return kExitOk;
+}
+
+int RunListDetectors() {
+  std::printf("%-24s %10s  %s\n", "detector", "threshold", "what it finds");
+  for (const hlomem::detect::DetectorInfo& d : hlomem::detect::Detectors()) {
+    std::printf("%-24s %10s  %s\n", std::string(d.name).c_str(),
+                hlomem::HumanBytes(d.default_min_bytes).c_str(), std::string(d.description).c_str());
+  }
+  return kExitOk;
+}
+
+int RunAssignment(const std::string& path, const std::string& requested_target) {
+  hlomem::dump::LoadOptions options;
+  options.read_xla_assignment = false;
+  absl::StatusOr<hlomem::dump::LoadResult> loaded = hlomem::dump::LoadDumps({path}, options);
+  if (!loaded.ok()) {
+    PrintError(loaded.status());
+    return kExitBadInput;
+  }
+  for (const hlomem::dump::LoadedModule& m : loaded->modules) {
+    if (!m.module) continue;
+    absl::StatusOr<std::unique_ptr<hlomem::target::Target>> target =
+        hlomem::pipeline::ResolveModuleTarget(m, requested_target, /*alignment=*/0);
+    if (!target.ok()) {
+      PrintError(target.status());
+      return kExitBadInput;
+    }
+    auto assignment = hlomem::analysis::BufferAssignment::Run(*m.module, **target);
+    if (!assignment.ok()) {
+      PrintError(assignment.status());
+      return kExitBadInput;
+    }
+    std::printf("%s", hlomem::analysis::FormatAllocations(**assignment).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+namespace hlomem::cli {
+
+int Main(int argc, const char* const* argv) {
+  hlomem::RetainFreedMemoryForReuse();
+  CLI::App app{"hlomem: where the memory of a compiled XLA program goes"};
+  app.set_version_flag("--version", absl::StrCat("hlomem ", HLOMEM_VERSION, " (JSON schema version ",
+                                                 HLOMEM_SCHEMA_VERSION, ")"));
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok, 1 a check failed, 2 bad input or usage.\n"
+      "Get a dump: XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text --xla_dump_hlo_as_proto\" "
+      "python train.py");
+
+  std::vector<std::string> parse_paths;
+  std::string parse_stage = "after";
+  CLI::App* parse = app.add_subcommand("parse", "Parse and verify HLO modules; one line per module");
+  parse->add_option("paths", parse_paths, "Dump directories or files (.txt, .hlo, .hlo.pb, .pbtxt)")
+      ->required();
+  parse->add_option("--stage", parse_stage, "Which HLO of a dump: after or before optimizations")
+      ->check(CLI::IsMember({"after", "before"}));
+  LimitFlags parse_limits;
+  AddLimitFlags(parse, &parse_limits);
+
+  ReportFlags report_flags;
+  CLI::App* report = app.add_subcommand("report", "Where the memory goes, module by module");
+  report->add_option("paths", report_flags.paths, "Dump directories or files, or a report's .json")
+      ->required();
+  report->add_option("--format,-f", report_flags.format, "text, json, markdown, csv or html")
+      ->check(CLI::IsMember(FormatNames()));
+  AddReportFlags(report, &report_flags);
+  report->add_flag("--stats", report_flags.stats,
+                   "Print time and memory per phase (read, parse, analyze, detect, write) to stderr");
+
+  ReportFlags diff_flags;
+  std::string diff_a, diff_b;
+  CLI::App* diff = app.add_subcommand(
+      "diff", "What changed between two dumps (or reports' .json): totals, peak, buffers, findings");
+  diff->add_option("A", diff_a, "The before: a dump directory, file, or report .json")->required();
+  diff->add_option("B", diff_b, "The after")->required();
+  diff->add_option("--format,-f", diff_flags.format, "text, json, markdown, csv or html")
+      ->check(CLI::IsMember(FormatNames()));
+  AddReportFlags(diff, &diff_flags);
+
+  ReportFlags check_flags;
+  CheckFlags check_gate;
+  CLI::App* check = app.add_subcommand(
+      "check", "CI gate: exit 1 when a budget, the baseline, a detector or the device fit fails");
+  check->add_option("paths", check_flags.paths, "Dump directories or files, or a report's .json")
+      ->required();
+  check->add_option("--max-total", check_gate.max_total, "Fail when a module's total exceeds SIZE (80GiB, 1.5e9)");
+  check->add_option("--max-temp", check_gate.max_temp, "Fail when a module's temp bytes exceed SIZE");
+  check->add_option("--max-peak", check_gate.max_peak, "Fail when a module's peak live bytes exceed SIZE");
+  check->add_option("--baseline", check_gate.baseline, "A previous `hlomem report --format json`");
+  check->add_option("--tolerance", check_gate.tolerance, "Growth over the baseline allowed, in percent")
+      ->check(CLI::NonNegativeNumber);
+  check->add_option("--fail-on", check_gate.fail_on, "Fail on any finding of DETECTOR (repeatable; 'all')");
+  check->add_flag("--github", check_gate.github,
+                  "GitHub annotations on stderr, and the summary appended to $GITHUB_STEP_SUMMARY");
+  check->add_option("--sarif", check_gate.sarif, "Write SARIF 2.1.0 to FILE (for code scanning)");
+  check->add_option("--source-root", check_gate.source_root,
+                    "Strip DIR from source paths in annotations and SARIF (default: $GITHUB_WORKSPACE)");
+  check->add_option("--format,-f", check_flags.format, "text or markdown")
+      ->check(CLI::IsMember({"text", "markdown"}));
+  AddReportFlags(check, &check_flags);
+
+  ReportFlags capture_flags;
+  std::string capture_dir;
+  std::vector<std::string> capture_command;
+  CLI::App* capture = app.add_subcommand(
+      "capture", "Run COMMAND with XLA dump flags added to XLA_FLAGS, then report on the dump");
+  capture->add_option("--dir", capture_dir,
+                      "Dump directory (default: the --xla_dump_to in XLA_FLAGS, else a new temp dir)");
+  capture->add_option("--format,-f", capture_flags.format, "text, json, markdown, csv or html")
+      ->check(CLI::IsMember(FormatNames()));
+  AddReportFlags(capture, &capture_flags);
+  capture->add_option("command", capture_command, "-- COMMAND [ARGS...]")->required();
+  capture->positionals_at_end();
+
+  CLI::App* devices = app.add_subcommand("devices", "List the --device presets");
+
+  CLI::App* detectors = app.add_subcommand("detectors", "List the waste detectors and their thresholds");
+
+  std::string assignment_path;
+  CLI::App* assignment = app.add_subcommand(
+      "buffer-assignment", "Print the computed buffer assignment in XLA's -buffer-assignment.txt layout");
+  assignment->add_option("path", assignment_path, "HLO file")->required();
+  std::string assignment_target;
+  assignment->add_option("--target", assignment_target,
+                         "The backend rules to apply (default: read from the dump): " +
+                             hlomem::target::KnownTargetNames());
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  if (parse->parsed()) return RunParse(parse_paths, parse_stage, parse_limits);
+  if (report->parsed()) return RunReport(report_flags);
+  if (diff->parsed()) return RunDiff(diff_a, diff_b, diff_flags);
+  if (check->parsed()) return RunCheck(check_flags, check_gate);
+  if (capture->parsed()) return RunCapture(capture_dir, capture_command, capture_flags);
+  if (devices->parsed()) return RunListDevices();
+  if (assignment->parsed()) return RunAssignment(assignment_path, assignment_target);
+  if (detectors->parsed()) return RunListDetectors();
+  return kExitBadInput;
+}
+
+}  // namespace hlomem::cli
