@@ -1,0 +1,6 @@
+"""`python -m hlomem ARGS...` is the `hlomem` command."""
+import sys
+
+from ._cli import main
+
+sys.exit(main())

@@ -1,0 +1,269 @@
+// hlomem._core: the C++ engine as a Python extension. It exposes the
+// pipeline and the report writers as they are (the same calls the CLI
+// makes); the Python package (python/hlomem) turns the JSON contract into
+// typed objects. Every analysis releases the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cmd/hlomem/cli.h"
+#include "lib/base/bytes.h"
+#include "lib/pipeline/pipeline.h"
+#include "lib/report/check.h"
+#include "lib/report/device.h"
+#include "lib/report/diff.h"
+#include "lib/report/report.h"
+#include "lib/report/writers.h"
+
+namespace nb = nanobind;
+
+namespace hlomem::python {
+namespace {
+
+// Raised as hlomem.Error (a ValueError): bad input, with XLA-style
+// "path:line:col: error: ..." messages.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <typename T>
+T ValueOrRaise(absl::StatusOr<T> value) {
+  if (!value.ok()) throw Error(std::string(value.status().message()));
+  return std::move(*value);
+}
+
+dump::Stage ParseStage(const std::string& stage) {
+  if (stage == "after") return dump::Stage::kAfterOptimizations;
+  if (stage == "before") return dump::Stage::kBeforeOptimizations;
+  throw Error("error: stage must be 'after' or 'before', not '" + stage + "'");
+}
+
+// What analyze() takes besides its input: the CLI's report flags.
+struct AnalyzeOptions {
+  std::string target;
+  std::string stage = "after";
+  std::string module_regex;
+  int64_t min_bytes = -1;
+  std::string device;
+  std::string device_memory;
+  std::optional<double> mem_fraction;
+};
+
+pipeline::ReportOptions ToPipelineOptions(const AnalyzeOptions& in) {
+  pipeline::ReportOptions options;
+  options.load.stage = ParseStage(in.stage);
+  options.target = in.target;
+  options.module_regex = in.module_regex;
+  options.detect.min_bytes = in.min_bytes;
+  return options;
+}
+
+// The device fit, as `--device`/`--device-memory`/`--mem-fraction` apply it.
+void ApplyDevice(const AnalyzeOptions& in, report::Report* out) {
+  report::DeviceRequest request;
+  request.preset = in.device;
+  request.memory = in.device_memory;
+  request.mem_fraction = in.mem_fraction;
+  request.env_fraction = std::getenv("XLA_CLIENT_MEM_FRACTION");
+  request.env_fraction_legacy = std::getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
+  std::optional<report::DeviceBudget> budget = ValueOrRaise(report::ResolveDevice(request));
+  if (budget) report::ApplyDeviceFit(*budget, out);
+}
+
+// A report, immutable once built, shared by the Python objects made from it.
+struct ReportHandle {
+  std::shared_ptr<const report::Report> report;
+
+  std::string Write(const std::string& format, int top, int width, bool buffers,
+                    bool timeline) const {
+    report::WriteOptions options;
+    options.top = top;
+    options.width = width;
+    options.json_buffers = buffers;
+    options.json_timeline = timeline;
+    const report::Format parsed = ValueOrRaise(report::ParseFormat(format));
+    nb::gil_scoped_release release;
+    return report::WriteReport(*report, parsed, options);
+  }
+};
+
+ReportHandle Wrap(report::Report report) {
+  return ReportHandle{std::make_shared<const report::Report>(std::move(report))};
+}
+
+ReportHandle AnalyzePaths(const std::vector<std::string>& paths, const AnalyzeOptions& options) {
+  const pipeline::ReportOptions pipeline_options = ToPipelineOptions(options);
+  absl::StatusOr<report::Report> built;
+  {
+    nb::gil_scoped_release release;
+    built = pipeline::BuildReport(paths, pipeline_options);
+  }
+  report::Report out = ValueOrRaise(std::move(built));
+  ApplyDevice(options, &out);
+  return Wrap(std::move(out));
+}
+
+ReportHandle AnalyzeText(const std::string& text, const std::string& origin,
+                         const AnalyzeOptions& options) {
+  const pipeline::ReportOptions pipeline_options = ToPipelineOptions(options);
+  absl::StatusOr<report::Report> built;
+  {
+    nb::gil_scoped_release release;
+    built = pipeline::BuildReportFromText(text, origin, pipeline_options);
+  }
+  report::Report out = ValueOrRaise(std::move(built));
+  ApplyDevice(options, &out);
+  return Wrap(std::move(out));
+}
+
+ReportHandle ReadJson(const std::string& json, const std::string& origin) {
+  absl::StatusOr<report::Report> read;
+  {
+    nb::gil_scoped_release release;
+    read = report::ReadJsonReport(json, origin);
+  }
+  return Wrap(ValueOrRaise(std::move(read)));
+}
+
+std::string Diff(const ReportHandle& a, const ReportHandle& b, const std::string& format, int top) {
+  report::WriteOptions options;
+  options.top = top;
+  const report::Format parsed = ValueOrRaise(report::ParseFormat(format));
+  nb::gil_scoped_release release;
+  return report::WriteDiff(report::DiffReports(*a.report, *b.report), parsed, options);
+}
+
+// `hlomem check`'s verdict on a report, with every form the CLI writes.
+struct CheckHandle {
+  std::shared_ptr<const report::Report> report;
+  std::shared_ptr<const report::Report> baseline;  // kept alive: the result points into it
+  report::CheckResult result;
+};
+
+CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
+                  std::optional<int64_t> max_temp, std::optional<int64_t> max_peak,
+                  const std::optional<ReportHandle>& baseline, double tolerance,
+                  const std::vector<std::string>& fail_on, int contributors) {
+  report::CheckOptions options;
+  options.max_total = max_total;
+  options.max_temp = max_temp;
+  options.max_peak = max_peak;
+  options.tolerance_percent = tolerance;
+  options.fail_on = fail_on;
+  options.contributors = contributors;
+  CheckHandle out;
+  out.report = in.report;
+  if (baseline) {
+    out.baseline = baseline->report;
+    options.baseline = out.baseline.get();
+  }
+  out.result = report::RunCheck(*in.report, options);
+  return out;
+}
+
+nb::dict ViolationToDict(const report::Violation& v) {
+  nb::dict d;
+  d["module"] = v.module;
+  d["rule"] = v.rule;
+  d["value"] = v.value;
+  d["limit"] = v.limit;
+  d["message"] = v.message;
+  d["source_file"] = v.source_file;
+  d["source_line"] = v.source_line;
+  nb::list contributors;
+  for (const report::Contributor& c : v.contributors) {
+    nb::dict row;
+    row["bytes"] = c.bytes;
+    row["label"] = c.label;
+    row["shape"] = c.shape;
+    row["source_file"] = c.source_file;
+    row["source_line"] = c.source_line;
+    contributors.append(row);
+  }
+  d["contributors"] = contributors;
+  return d;
+}
+
+int CliMain(const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  argv.reserve(args.size());
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  nb::gil_scoped_release release;
+  return cli::Main(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+}  // namespace hlomem::python
+
+NB_MODULE(_core, m) {
+  using namespace hlomem::python;
+  namespace report = hlomem::report;
+  m.doc() = "hlomem's C++ engine; use the hlomem package, not this module.";
+  nb::exception<Error>(m, "Error", PyExc_ValueError);
+  m.attr("schema_version") = report::kSchemaVersion;
+
+  nb::class_<AnalyzeOptions>(m, "AnalyzeOptions")
+      .def(nb::init<>())
+      .def_rw("target", &AnalyzeOptions::target)
+      .def_rw("stage", &AnalyzeOptions::stage)
+      .def_rw("module_regex", &AnalyzeOptions::module_regex)
+      .def_rw("min_bytes", &AnalyzeOptions::min_bytes)
+      .def_rw("device", &AnalyzeOptions::device)
+      .def_rw("device_memory", &AnalyzeOptions::device_memory)
+      .def_rw("mem_fraction", &AnalyzeOptions::mem_fraction, nb::arg().none());
+
+  nb::class_<ReportHandle>(m, "ReportHandle")
+      .def("write", &ReportHandle::Write, nb::arg("format"), nb::arg("top") = 10,
+           nb::arg("width") = 100, nb::arg("buffers") = true, nb::arg("timeline") = true);
+
+  nb::class_<CheckHandle>(m, "CheckHandle")
+      .def_prop_ro("passed", [](const CheckHandle& c) { return c.result.passed(); })
+      .def_prop_ro("violations",
+                   [](const CheckHandle& c) {
+                     nb::list out;
+                     for (const report::Violation& v : c.result.violations) out.append(ViolationToDict(v));
+                     return out;
+                   })
+      .def_prop_ro("passes", [](const CheckHandle& c) { return c.result.passes; })
+      .def_prop_ro("notes", [](const CheckHandle& c) { return c.result.notes; })
+      .def("text", [](const CheckHandle& c) { return report::FormatCheckText(c.result); })
+      .def("markdown",
+           [](const CheckHandle& c, int top) {
+             report::WriteOptions options;
+             options.top = top;
+             return report::WriteCheckMarkdown(c.result, *c.report, options);
+           },
+           nb::arg("top") = 10)
+      .def("github_annotations",
+           [](const CheckHandle& c, const std::string& source_root) {
+             return report::GithubAnnotations(c.result, *c.report, source_root);
+           },
+           nb::arg("source_root") = "")
+      .def("sarif",
+           [](const CheckHandle& c, const std::string& source_root, const std::string& version) {
+             return report::WriteSarif(c.result, *c.report, source_root, version);
+           },
+           nb::arg("source_root"), nb::arg("version"));
+
+  m.def("analyze_paths", &AnalyzePaths, nb::arg("paths"), nb::arg("options"));
+  m.def("analyze_text", &AnalyzeText, nb::arg("text"), nb::arg("origin"), nb::arg("options"));
+  m.def("read_json", &ReadJson, nb::arg("json"), nb::arg("origin"));
+  m.def("diff", &Diff, nb::arg("a"), nb::arg("b"), nb::arg("format"), nb::arg("top") = 10);
+  m.def("check", &Check, nb::arg("report"), nb::arg("max_total").none(), nb::arg("max_temp").none(),
+        nb::arg("max_peak").none(), nb::arg("baseline").none(), nb::arg("tolerance"),
+        nb::arg("fail_on"), nb::arg("contributors") = 3);
+  m.def("parse_bytes",
+        [](const std::string& text) { return ValueOrRaise(hlomem::ParseByteSize(text)); },
+        nb::arg("text"), "\"80GiB\", \"1.5e9\" -> bytes, as the CLI reads sizes.");
+  m.def("cli_main", &CliMain, nb::arg("argv"),
+        "Runs the hlomem command line with argv (argv[0] the program name); returns the exit code.");
+}
