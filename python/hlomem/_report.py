@@ -4,6 +4,7 @@ JSON keys; nothing here computes what the engine did not."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 import tempfile
@@ -373,7 +374,7 @@ class Report:
                 f"temp {_human(m.temp_bytes)}{extra}>")
 
     def _repr_html_(self) -> str:
-        return self.write("html")
+        return _inline_html(self.write("html"))
 
     def save(self, path: Union[str, os.PathLike], format: Optional[str] = None) -> None:
         """Writes the report atomically; the format follows the extension
@@ -433,7 +434,16 @@ class Diff:
         return self.text
 
     def _repr_html_(self) -> str:
-        return self.write("html")
+        return _inline_html(self.write("html"))
+
+
+def _inline_html(page: str) -> str:
+    """A notebook cell's HTML: the self-contained report page in an iframe,
+    so that its script runs and its styles stay inside it (Jupyter, VS Code
+    and Colab all insert cell HTML into their own page)."""
+    return ('<iframe srcdoc="' + html.escape(page, quote=True) +
+            '" style="width:100%;height:860px;border:1px solid #ddd" '
+            'sandbox="allow-scripts"></iframe>')
 
 
 def _size(m: Module) -> int:

@@ -1,0 +1,115 @@
+"""The pytest plugin, run on real test files by pytester: baselines
+recorded, passed, failed with the diff, and refreshed."""
+import json
+
+import pytest
+
+pytest.importorskip("jax")
+
+STEP = """
+import jax
+import jax.numpy as jnp
+import pytest
+
+N = {n}
+
+def step(w, x):
+    h = jnp.tanh(x @ w)          # the activations that grow with N
+    return jnp.sum(h * h)
+
+def test_step_memory(hlomem_budget):
+    w = jax.ShapeDtypeStruct((N, N), jnp.float32)
+    x = jax.ShapeDtypeStruct((512, N), jnp.float32)
+    hlomem_budget(jax.grad(step), w, x{extra})
+"""
+
+
+def write_test(pytester, n, extra=""):
+    return pytester.makepyfile(test_model=STEP.format(n=n, extra=extra))
+
+
+def baseline_of(pytester):
+    path = pytester.path / "hlomem_baselines" / "test_model" / "test_step_memory.json"
+    return path, (json.loads(path.read_text()) if path.exists() else None)
+
+
+def test_records_then_passes(pytester):
+    write_test(pytester, 1024)
+    recorded = pytester.runpytest("--hlomem-update")
+    recorded.assert_outcomes(passed=1)
+    path, baseline = baseline_of(pytester)
+    assert baseline["modules"][0]["name"] == "jit_step"
+    assert baseline["modules"][0]["computed"]["argument_bytes"] == 1024 * 1024 * 4 + 512 * 1024 * 4
+    recorded.stdout.fnmatch_lines(["*hlomem*", "*test_step_memory: recorded jit_step*"])
+    again = pytester.runpytest()
+    again.assert_outcomes(passed=1)
+    again.stdout.fnmatch_lines(["*test_step_memory: checked jit_step*"])
+
+
+def test_missing_baseline_fails_once_and_is_recorded(pytester):
+    write_test(pytester, 1024)
+    first = pytester.runpytest()
+    first.assert_outcomes(failed=1)
+    first.stdout.fnmatch_lines(["*no baseline for this test; recorded*test_step_memory.json*"])
+    assert baseline_of(pytester)[1] is not None
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_growth_fails_with_the_diff_and_lines(pytester):
+    write_test(pytester, 1024)
+    pytester.runpytest("--hlomem-update").assert_outcomes(passed=1)
+    write_test(pytester, 2048)  # 4x the weights and activations
+    grown = pytester.runpytest()
+    grown.assert_outcomes(failed=1)
+    out = grown.stdout.str()
+    assert "memory budget failed" in out
+    assert "total grew 28.00MiB over the baseline" in out
+    # The diff names the buffers that grew and the user's source line.
+    source = (pytester.path / "test_model.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "jnp.tanh(x @ w)" in text)
+    assert f"test_model.py:{line}" in out, out
+    assert "+16.00MiB" in out
+    assert "pytest --hlomem-update" in out
+    # Within tolerance of a 4x growth: still failing; refreshing passes.
+    refreshed = pytester.runpytest("--hlomem-update")
+    refreshed.assert_outcomes(passed=1)
+    assert baseline_of(pytester)[1]["modules"][0]["computed"]["argument_bytes"] == (
+        2048 * 2048 * 4 + 512 * 2048 * 4)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_tolerance_allows_small_growth(pytester):
+    write_test(pytester, 1024)
+    pytester.runpytest("--hlomem-update").assert_outcomes(passed=1)
+    write_test(pytester, 1032)  # under 2% more bytes
+    pytester.runpytest().assert_outcomes(failed=1)
+    pytester.runpytest("--hlomem-tolerance", "5").assert_outcomes(passed=1)
+
+
+def test_absolute_budget_from_the_marker(pytester):
+    pytester.makepyfile(test_budget="""
+import jax
+import jax.numpy as jnp
+import pytest
+
+@pytest.mark.hlomem(max_temp="1MiB")
+def test_budget(hlomem_budget):
+    x = jax.ShapeDtypeStruct((1024, 1024), jnp.float32)
+    hlomem_budget(jax.jit(lambda a: jnp.tanh(a @ a) @ a).lower(x).compile(), baseline=False)
+""")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*max-temp*", "*top contributors*"])
+
+
+def test_unknown_marker_argument_is_a_usage_error(pytester):
+    pytester.makepyfile(test_bad="""
+import pytest
+
+@pytest.mark.hlomem(max_tmp="1GiB")
+def test_bad(hlomem_budget):
+    pass
+""")
+    result = pytester.runpytest()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*unknown arguments*max_tmp*"])
