@@ -8,7 +8,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 wheel="$(tools/build_wheel.sh | tail -1)"
 source tools/python.sh
-venv="$ROOT/build-wheel/test-venv"
+version="$("$HLOMEM_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+venv="$ROOT/build-wheel/test-venv-$version"
 rm -rf "$venv"
 "$HLOMEM_PYTHON" -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip

@@ -352,13 +352,6 @@ class Report:
                 best = m
         return best
 
-    def __getattr__(self, name: str) -> Any:
-        # total_bytes, temp_bytes, peak_bytes, buffers, findings, by_line...
-        # of the main module. Only for Module's public attributes.
-        if name.startswith("_") or not hasattr(Module, name) and name not in Module.__dataclass_fields__:
-            raise AttributeError(name)
-        return getattr(self.module, name)
-
     # --- rendering -------------------------------------------------------
     def write(self, format: str = "text", top: int = 10, width: int = 100) -> str:
         """The report in a CLI format: text, json, markdown, csv or html."""
@@ -415,6 +408,16 @@ class Report:
                 message += "\n" + Diff(base, self, top=5).text
             raise CheckFailed(message, violations, result)
         return result
+
+
+# The Report's own attributes are its main module's.
+_MODULE_ATTRIBUTES = ("name", "target", "backend", "computed", "xla", "numbers", "memory_spaces",
+                      "buffers", "live_at_peak", "timeline", "findings", "device_fit", "oom_error",
+                      "total_bytes", "temp_bytes", "argument_bytes", "output_bytes", "alias_bytes",
+                      "peak_bytes", "exact", "by_line", "by_op", "peak_buffers")
+for _name in _MODULE_ATTRIBUTES:
+    setattr(Report, _name, property(lambda self, _n=_name: getattr(self.module, _n),
+                                    doc=f"The main module's {_name} (see Module)."))
 
 
 class Diff:
