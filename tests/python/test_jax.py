@@ -26,8 +26,12 @@ def xla_assignment(dump_dir, module_name):
     return xla_total_bytes(newest_assignment(dump_dir, module_name))
 
 
+def compiled_gather_grad():
+    return jax.jit(jax.grad(function_using_idx)).lower(*GATHER_ARGS).compile()
+
+
 def test_compiled_gather_grad_is_exact_on_cpu(xla_dump_dir):
-    compiled = jax.jit(jax.grad(function_using_idx)).lower(*GATHER_ARGS).compile()
+    compiled = compiled_gather_grad()
     report = hlomem.analyze(compiled)
     assert report.target == "cpu"
     assert report.exact
@@ -66,7 +70,6 @@ def test_jax_report_compiles_on_abstract_inputs(xla_dump_dir):
 
 
 def test_budget_on_a_compiled_function():
-    compiled = jax.jit(jax.grad(function_using_idx)).lower(*GATHER_ARGS).compile()
-    report = hlomem.analyze(compiled)
+    report = hlomem.analyze(compiled_gather_grad())
     with pytest.raises(hlomem.CheckFailed, match="test_jax.py"):
         report.check(max_temp="64GiB")

@@ -76,7 +76,12 @@ def notebook_page(cell_html: str) -> str:
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
                     "(HLOMEM_WITH_BROWSER=1 tools/setup.sh installs it)")
 def test_repr_html_draws_the_timeline_in_chromium(gather_grad_dump, tmp_path):
-    report = hlomem.analyze(gather_grad_dump)
+    try:  # the report of the compiled gather-gradient case, as a notebook makes it
+        from test_jax import compiled_gather_grad
+        report = hlomem.analyze(compiled_gather_grad())
+    except (ImportError, pytest.skip.Exception):  # no jax: the same program's dump
+        report = hlomem.analyze(gather_grad_dump)
+    assert report.total_bytes == 240526557204
     page = tmp_path / "notebook.html"
     page.write_text(notebook_page(report._repr_html_()))
     png = tmp_path / "notebook.png"
@@ -95,10 +100,12 @@ def test_repr_html_draws_the_timeline_in_chromium(gather_grad_dump, tmp_path):
         # the iframe.
         area = count_near(pixels, (0x3b, 0x76, 0xd9), 12)
         peak = count_near(pixels, (0xd6, 0x27, 0x28), 12)
-        if area > 20000 and peak > 150:
+        # The marker is a 1-px line (antialiased when it falls between
+        # pixels) and a dot of about 40 pixels.
+        if area > 20000 and peak > 25:
             break
     assert (width, height) == (1100, 1000)
     assert area > 20000, "the live-bytes area is not drawn"
-    assert peak > 150, "the peak marker is not drawn"
+    assert peak > 25, "the peak marker is not drawn"
     if os.environ.get("HLOMEM_NOTEBOOK_PNG"):  # README's picture
         shutil.copy(png, os.environ["HLOMEM_NOTEBOOK_PNG"])
