@@ -127,6 +127,22 @@ BufferRow MakeBufferRow(const hlo::Module& module, const std::vector<std::string
   return row;
 }
 
+// What runs at the peak step, with its provenance as the rows have it.
+std::optional<report::PeakInstruction> PeakInstructionOf(const hlo::Module& module,
+                                                         const analysis::FlatSchedule& schedule,
+                                                         int64_t step) {
+  if (step < 0 || step >= schedule.end_time()) return std::nullopt;
+  const hlo::InstrId id = schedule.sequence[static_cast<size_t>(step)];
+  report::PeakInstruction peak;
+  peak.instruction = std::string(module.instr(id).name);
+  peak.opcode = std::string(module.opcode_text(id));
+  const hlo::Provenance p = hlo::ProvenanceOf(module, id);
+  peak.op_name = p.op_name;
+  peak.source_file = p.file;
+  peak.source_line = p.line;
+  return peak;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::LoadedModule& in,
@@ -183,6 +199,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     out.profile = analysis::ComputeMemoryProfile(**assignment);
     out.computed = FromAssignment(**assignment, out.profile);
     out.schedule_length = (*assignment)->schedule().end_time();
+    out.peak_instruction = PeakInstructionOf(module, (*assignment)->schedule(), out.profile.peak_step);
     // The rows and the detectors only read the model and the analysis, so
     // the rows are built on another core while the detectors run (the
     // detect phase includes the wait for them).

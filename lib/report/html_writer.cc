@@ -169,7 +169,12 @@ void AppendSummaryTable(const ModuleReport& m, std::string* out) {
 void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::string* out) {
   absl::StrAppend(out, "<h3>Buffers live at the peak (step ", m.profile.peak_step, "): ",
                   m.profile.live_at_peak.size(), " buffers, ", HumanBytes(m.profile.peak_live_bytes),
-                  "</h3>\n<table class=buffers><tr><th>bytes</th><th>% peak</th><th>kind</th>"
+                  "</h3>\n",
+                  m.peak_instruction
+                      ? absl::StrCat("<p>while <code>", Html(m.peak_instruction->Describe()),
+                                     "</code> runs</p>\n")
+                      : "",
+                  "<table class=buffers><tr><th>bytes</th><th>% peak</th><th>kind</th>"
                   "<th>shape</th><th>op_name</th><th>source</th><th>live</th></tr>\n");
   const std::vector<const BufferRow*> rows = TopAtPeak(m, options.top);
   for (const BufferRow* row : rows) {

@@ -204,6 +204,16 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   m.computed ? out->Int(m.profile.peak_step) : out->Null();
   out->Key("schedule_length");
   m.computed ? out->Int(m.schedule_length) : out->Null();
+  out->Key("peak_instruction");
+  if (m.peak_instruction) {
+    const PeakInstruction& p = *m.peak_instruction;
+    out->Value(Json{{"instruction", p.instruction},
+                    {"opcode", p.opcode},
+                    {"op_name", p.op_name},
+                    {"source", Source(p.source_file, p.source_line)}});
+  } else {
+    out->Null();
+  }
   out->Key("buffers");
   out->BeginArray();
   if (options.json_buffers) {
@@ -374,6 +384,15 @@ ModuleReport ReadModule(const Json& j) {
   }
   m.profile.peak_step = IntOr(j, "peak_step", -1);
   m.schedule_length = IntOr(j, "schedule_length", 0);
+  auto peak = j.find("peak_instruction");
+  if (peak != j.end() && peak->is_object()) {
+    PeakInstruction p;
+    p.instruction = StringOr(*peak, "instruction");
+    p.opcode = StringOr(*peak, "opcode");
+    p.op_name = StringOr(*peak, "op_name");
+    ReadSource(*peak, &p.source_file, &p.source_line);
+    m.peak_instruction = p;
+  }
   if (j.contains("buffers")) {
     for (const Json& b : j["buffers"]) m.rows.push_back(ReadBuffer(b));
   }

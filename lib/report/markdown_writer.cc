@@ -117,7 +117,11 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
   }
   absl::StrAppend(out, "\nLive bytes over program order (peak at step ", m.profile.peak_step,
                   "):\n\n```\n", Sparkline(m.profile.timeline, 80), "\n```\n");
-  absl::StrAppend(out, "\n**Buffers live at the peak** (", m.profile.live_at_peak.size(), ")\n\n");
+  absl::StrAppend(out, "\n**Buffers live at the peak** (", m.profile.live_at_peak.size(), ")",
+                  m.peak_instruction ? absl::StrCat(", while ", Code(m.peak_instruction->Describe()),
+                                                    " runs")
+                                     : "",
+                  "\n\n");
   *out += Header({"bytes", "% peak", "kind", "shape", "op_name", "source"},
                  {true, true, false, false, false, false});
   const std::vector<const BufferRow*> rows = TopAtPeak(m, options.top);

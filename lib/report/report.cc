@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "lib/base/bytes.h"
 
 namespace hlomem::report {
@@ -44,9 +45,24 @@ int64_t MetricValue(const MemoryNumbers& numbers, Metric metric) {
   return 0;
 }
 
-std::string BufferRow::Source() const {
-  if (source_file.empty()) return "";
-  return source_line > 0 ? absl::StrCat(source_file, ":", source_line) : source_file;
+namespace {
+
+std::string FileLine(const std::string& file, int64_t line) {
+  if (file.empty()) return "";
+  return line > 0 ? absl::StrCat(file, ":", line) : file;
+}
+
+}  // namespace
+
+std::string BufferRow::Source() const { return FileLine(source_file, source_line); }
+
+std::string PeakInstruction::Source() const { return FileLine(source_file, source_line); }
+
+std::string PeakInstruction::Describe() const {
+  std::vector<std::string> parts = {opcode};
+  if (!op_name.empty()) parts.push_back(op_name);
+  if (!source_file.empty()) parts.push_back(Source());
+  return absl::StrCat(instruction, " (", absl::StrJoin(parts, ", "), ")");
 }
 
 std::string HumanAndExact(int64_t bytes) {

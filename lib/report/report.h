@@ -127,6 +127,20 @@ struct OomExplanation {
   bool agrees = false;
 };
 
+// The instruction the schedule runs at the peak step: what executes when
+// memory is highest, and the line of the user's program it came from.
+struct PeakInstruction {
+  std::string instruction;
+  std::string opcode;
+  std::string op_name;
+  std::string source_file;
+  int64_t source_line = 0;
+
+  std::string Source() const;  // "file:line", "file" or ""
+  // "wrapped_scatter.clone (scatter, jit(f)/scatter-add, seed.py:15)".
+  std::string Describe() const;
+};
+
 struct ModuleReport {
   std::string name;
   std::vector<std::string> files;
@@ -160,6 +174,7 @@ struct ModuleReport {
   // timeline, peak and live set.
   std::vector<BufferRow> rows;
   int64_t schedule_length = 0;
+  std::optional<PeakInstruction> peak_instruction;
   std::optional<DeviceFit> device_fit;
   std::optional<OomExplanation> oom;
 };

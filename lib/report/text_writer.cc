@@ -220,6 +220,9 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const S
                              m.schedule_length, "): ", m.profile.live_at_peak.size(), " buffers, ",
                              HumanBytes(peak)),
                 out);
+  if (m.peak_instruction) {
+    absl::StrAppend(out, "  while ", m.peak_instruction->Describe(), " runs\n");
+  }
   Table table({"bytes", "%peak", "kind", "shape", "op_name", "source"},
               {true, true, false, false, false, false}, {0, 0, 0, kShapeWidth, kLabelWidth, 0});
   for (const BufferRow* row : TopAtPeak(m, options.top)) {

@@ -154,6 +154,22 @@ class Rollup:
 
 
 @dataclasses.dataclass(frozen=True)
+class PeakInstruction:
+    """The instruction the schedule runs when memory is highest."""
+    instruction: str
+    opcode: str
+    op_name: str
+    source: Optional[Source]
+
+    @classmethod
+    def from_json(cls, obj: Optional[Dict[str, Any]]) -> Optional["PeakInstruction"]:
+        if not obj:
+            return None
+        return cls(obj.get("instruction", ""), obj.get("opcode", ""), obj.get("op_name", ""),
+                   _source(obj.get("source")))
+
+
+@dataclasses.dataclass(frozen=True)
 class Module:
     """The report of one HLO module (one compiled program)."""
     name: str
@@ -176,6 +192,7 @@ class Module:
     target_device: Optional[Dict[str, Any]]
     device_fit: Optional[Dict[str, Any]]
     oom_error: Optional[Dict[str, Any]]
+    peak_instruction: Optional[PeakInstruction] = None
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "Module":
@@ -189,7 +206,8 @@ class Module:
                    list(obj.get("live_at_peak") or []), list(obj.get("timeline") or []),
                    [Finding.from_json(f) for f in obj.get("findings") or []],
                    list(obj.get("warnings") or []), obj.get("target_device"),
-                   obj.get("device_fit"), obj.get("oom_error"))
+                   obj.get("device_fit"), obj.get("oom_error"),
+                   PeakInstruction.from_json(obj.get("peak_instruction")))
 
     # The figures XLA's own buffer assignment gives when the dump has it,
     # else hlomem's: the same choice `hlomem check` makes.
@@ -412,7 +430,7 @@ class Report:
 
 # The Report's own attributes are its main module's.
 _MODULE_ATTRIBUTES = ("name", "target", "backend", "computed", "xla", "numbers", "memory_spaces",
-                      "buffers", "live_at_peak", "timeline", "findings", "device_fit", "oom_error",
+                      "buffers", "live_at_peak", "timeline", "findings", "device_fit", "oom_error", "peak_instruction",
                       "total_bytes", "temp_bytes", "argument_bytes", "output_bytes", "alias_bytes",
                       "peak_bytes", "exact", "by_line", "by_op", "peak_buffers")
 for _name in _MODULE_ATTRIBUTES:

@@ -53,6 +53,10 @@ def test_typed_fields_mirror_the_json(gather_grad_dump):
     assert report.by_line[0].key == "tools/programs/seed.py:15"
     assert report.by_line[0].key in str(report)
     assert [s.name for s in report.memory_spaces] == ["device"]
+    # What runs at the peak: the 32 GiB broadcast of the scatter's updates.
+    assert report.peak_instruction.instruction == module["peak_instruction"]["instruction"]
+    assert report.peak_instruction.opcode == "broadcast"
+    assert str(report.peak_instruction.source) == "tools/programs/seed.py:15"
 
 
 def test_hlo_text_and_path_agree(gather_grad_dump):
