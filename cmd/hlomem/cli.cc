@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -211,6 +212,34 @@ void ShowProgress(size_t done, size_t total, const std::string& name) {
   std::fflush(stderr);
 }
 
+// The out-of-memory errors in a file ("-": stdin); printed errors and
+// nullopt when it cannot be read or holds none.
+std::optional<std::vector<hlomem::dump::XlaOomError>> ReadOomErrors(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file = hlomem::FileContents::Open(path);
+    if (!file.ok()) {
+      PrintError(file.status());
+      return std::nullopt;
+    }
+    text = std::string((*file)->data());
+  }
+  absl::StatusOr<std::vector<hlomem::dump::XlaOomError>> errors =
+      hlomem::dump::ParseXlaOomErrors(path == "-" ? "<stdin>" : path, text);
+  if (!errors.ok()) {
+    PrintError(errors.status());
+    return std::nullopt;
+  }
+  return std::move(*errors);
+}
+
+std::string UnmatchedErrorWarning(const std::string& path, const hlomem::dump::XlaOomError& e) {
+  return absl::StrCat(path, ":", e.line, ": warning: no module of the dump matches this error",
+                      e.module_name.empty() ? "" : absl::StrCat(" (module ", e.module_name, ")"));
+}
+
 // Builds the report of dump paths, or reads it when the one path is a
 // report's JSON; then applies the device fit. Errors are printed.
 std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>& paths,
@@ -254,24 +283,11 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
   }
   if (*budget) hlomem::report::ApplyDeviceFit(**budget, &*report);
   if (!flags.error_path.empty()) {
-    absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file =
-        hlomem::FileContents::Open(flags.error_path);
-    if (!file.ok()) {
-      PrintError(file.status());
-      return std::nullopt;
-    }
-    absl::StatusOr<std::vector<hlomem::dump::XlaOomError>> errors =
-        hlomem::dump::ParseXlaOomErrors(flags.error_path, (*file)->data());
-    if (!errors.ok()) {
-      PrintError(errors.status());
-      return std::nullopt;
-    }
+    std::optional<std::vector<hlomem::dump::XlaOomError>> errors = ReadOomErrors(flags.error_path);
+    if (!errors) return std::nullopt;
     for (const hlomem::dump::XlaOomError& e :
          hlomem::report::ApplyOomErrors(std::move(*errors), &*report)) {
-      report->warnings.push_back(absl::StrCat(flags.error_path, ":", e.line,
-                                              ": warning: no module of the dump matches this error",
-                                              e.module_name.empty() ? "" : " (module ",
-                                              e.module_name, e.module_name.empty() ? "" : ")"));
+      report->warnings.push_back(UnmatchedErrorWarning(flags.error_path, e));
     }
   }
   return std::move(*report);
@@ -429,6 +445,52 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
   return result.passed() ? kExitOk : kExitGateFailed;
 }
 
+// The dump an error log points at when none is given: the --xla_dump_to of
+// XLA_FLAGS, if that directory exists.
+std::string DumpDirFromEnvironment() {
+  const char* flags = std::getenv("XLA_FLAGS");
+  if (flags == nullptr) return "";
+  const std::string dir = hlomem::pipeline::DumpDirInFlags(flags);
+  return !dir.empty() && ::access(dir.c_str(), R_OK) == 0 ? dir : "";
+}
+
+// `explain`'s work on errors already read; `origin` names them in warnings.
+int ExplainErrors(std::vector<hlomem::dump::XlaOomError> errors, const std::string& origin,
+                  ReportFlags flags) {
+  if (flags.paths.empty()) {
+    const std::string dir = DumpDirFromEnvironment();
+    if (!dir.empty()) {
+      std::fprintf(stderr, "explaining against the dump in XLA_FLAGS: %s\n", dir.c_str());
+      flags.paths.push_back(dir);
+    }
+  }
+  hlomem::report::Report report;
+  std::vector<hlomem::dump::XlaOomError> unmatched = std::move(errors);
+  if (!flags.paths.empty()) {
+    std::optional<hlomem::report::Report> loaded = LoadReport(flags.paths, flags);
+    if (!loaded) return kExitBadInput;
+    report = std::move(*loaded);
+    unmatched = hlomem::report::ApplyOomErrors(std::move(unmatched), &report);
+  }
+  PrintWarnings(report.warnings);
+  report.warnings.clear();
+  if (flags.format == "json") {
+    for (const hlomem::dump::XlaOomError& e : unmatched) {
+      report.warnings.push_back(UnmatchedErrorWarning(origin, e));
+    }
+    return Emit(hlomem::report::WriteJson(report, MakeWriteOptions(flags)), flags.output);
+  }
+  return Emit(hlomem::report::WriteExplainText(report, unmatched, !flags.paths.empty(),
+                                               MakeWriteOptions(flags)),
+              flags.output);
+}
+
+int RunExplain(const std::string& error_path, const ReportFlags& flags) {
+  std::optional<std::vector<hlomem::dump::XlaOomError>> errors = ReadOomErrors(error_path);
+  if (!errors) return kExitBadInput;
+  return ExplainErrors(std::move(*errors), error_path, flags);
+}
+
 int RunCapture(const std::string& dir, const std::vector<std::string>& command, ReportFlags flags) {
   hlomem::pipeline::CaptureOptions options;
   options.dir = dir;
@@ -451,7 +513,19 @@ int RunCapture(const std::string& dir, const std::vector<std::string>& command, 
   }
   std::fprintf(stderr, "hlomem capture: dump in %s\n", run->dir.c_str());
   flags.paths = {run->dir};
-  return RunReport(flags);
+  // An out-of-memory error in the command's output is explained against
+  // the dump instead of a plain report.
+  absl::StatusOr<std::vector<hlomem::dump::XlaOomError>> oom =
+      hlomem::dump::ParseXlaOomErrors("<command output>", run->stderr_text);
+  int status;
+  if (oom.ok() && (flags.format == "text" || flags.format == "json")) {
+    std::fprintf(stderr, "hlomem capture: the command ran out of memory; explaining it\n");
+    status = ExplainErrors(std::move(*oom), "<command output>", flags);
+  } else {
+    status = RunReport(flags);
+  }
+  // The command's failure is the capture's: CI must not pass a crashed run.
+  return run->exit_code != 0 ? run->exit_code : status;
 }
 
 int RunListDevices() {
@@ -590,6 +664,18 @@ int Main(int argc, const char* const* argv) {
   capture->add_option("command", capture_command, "-- COMMAND [ARGS...]")->required();
   capture->positionals_at_end();
 
+  ReportFlags explain_flags;
+  std::string explain_error;
+  CLI::App* explain = app.add_subcommand(
+      "explain", "Explain an out-of-memory error (XLA:TPU E1000, TPU runtime, XLA:GPU, BFC) against its dump");
+  explain->add_option("error", explain_error, "A file holding the error or the whole log ('-': stdin)")
+      ->required();
+  explain->add_option("dump", explain_flags.paths,
+                      "The dump of the program that failed (default: the --xla_dump_to of XLA_FLAGS)");
+  explain->add_option("--format,-f", explain_flags.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  AddReportFlags(explain, &explain_flags);
+
   CLI::App* devices = app.add_subcommand("devices", "List the --device presets");
 
   CLI::App* detectors = app.add_subcommand("detectors", "List the waste detectors and their thresholds");
@@ -614,6 +700,7 @@ int Main(int argc, const char* const* argv) {
   if (diff->parsed()) return RunDiff(diff_a, diff_b, diff_flags);
   if (check->parsed()) return RunCheck(check_flags, check_gate);
   if (capture->parsed()) return RunCapture(capture_dir, capture_command, capture_flags);
+  if (explain->parsed()) return RunExplain(explain_error, explain_flags);
   if (devices->parsed()) return RunListDevices();
   if (assignment->parsed()) return RunAssignment(assignment_path, assignment_target);
   if (detectors->parsed()) return RunListDetectors();

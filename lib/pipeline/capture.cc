@@ -59,6 +59,25 @@ absl::StatusOr<std::string> MakeTempDir() {
   return pattern;
 }
 
+// Copies `fd` to our stderr as it comes and keeps the last kKeptOutputBytes
+// of it in `kept`.
+void TeeUntilClosed(int fd, std::string* kept) {
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(STDERR_FILENO, buffer + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;  // our stderr is gone: keep reading so the command is not blocked
+      done += w;
+    }
+    kept->append(buffer, static_cast<size_t>(n));
+    if (kept->size() > 2 * kKeptOutputBytes) kept->erase(0, kept->size() - kKeptOutputBytes);
+  }
+}
+
 }  // namespace
 
 std::string DumpDirInFlags(absl::string_view flags) {
@@ -103,17 +122,29 @@ absl::StatusOr<CaptureResult> RunCapture(const CaptureOptions& options) {
   for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::fflush(nullptr);
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) {
+    return absl::InternalError(absl::StrCat("error: pipe failed: ", std::strerror(errno)));
+  }
   const pid_t pid = ::fork();
   if (pid < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
     return absl::InternalError(absl::StrCat("error: fork failed: ", std::strerror(errno)));
   }
   if (pid == 0) {
+    ::close(pipe_fds[0]);
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    ::close(pipe_fds[1]);
     ::setenv("XLA_FLAGS", result.xla_flags.c_str(), 1);
     ::setenv("JAX_ENABLE_COMPILATION_CACHE", "false", /*overwrite=*/0);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "%s: error: cannot run: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
+  ::close(pipe_fds[1]);
+  TeeUntilClosed(pipe_fds[0], &result.stderr_text);
+  ::close(pipe_fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {

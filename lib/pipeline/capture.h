@@ -34,9 +34,16 @@ struct CaptureResult {
   std::string xla_flags;  // what the command ran with
   int exit_code = 0;      // the command's; 128+N when killed by signal N
   bool dir_had_files = false;  // the dump dir was not empty before the run
+  // The command's stderr, which was also passed through to ours as it
+  // came (the last kKeptOutputBytes of it): where an out-of-memory error
+  // lands.
+  std::string stderr_text;
 };
 
-// Runs the command (PATH lookup) with the new XLA_FLAGS and waits for it.
+inline constexpr size_t kKeptOutputBytes = size_t{16} << 20;
+
+// Runs the command (PATH lookup) with the new XLA_FLAGS, passes its stderr
+// through while keeping it, and waits for it.
 // Also sets JAX_ENABLE_COMPILATION_CACHE=false unless the user set it: a
 // persistent-cache hit skips compilation, and with it the dump.
 absl::StatusOr<CaptureResult> RunCapture(const CaptureOptions& options);

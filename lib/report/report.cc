@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -191,7 +193,7 @@ std::vector<std::string> OomLines(const OomExplanation& oom) {
                                    " by ", whose, "; ",
                                    oom.agrees ? "this is the error's figure" : "not the error's figure"));
     }
-    lines.push_back("what makes it: the buffers live at the peak and the findings");
+    if (oom.device_bytes) lines.push_back("what makes it: the buffers live at the peak and the findings");
     return lines;
   }
   if (e.needed_bytes) {
@@ -204,6 +206,49 @@ std::vector<std::string> OomLines(const OomExplanation& oom) {
                                  " by ", whose));
   }
   return lines;
+}
+
+std::vector<RankedFix> RankFixes(const ModuleReport& module) {
+  std::set<std::string> live_at_peak;
+  for (const BufferRow* row : TopAtPeak(module, std::numeric_limits<int>::max())) {
+    live_at_peak.insert(row->instruction);
+  }
+  std::vector<RankedFix> fixes;
+  for (const detect::Finding& f : module.findings) {
+    RankedFix fix;
+    fix.finding = &f;
+    fix.at_peak = std::any_of(f.instructions.begin(), f.instructions.end(),
+                              [&](const std::string& name) { return live_at_peak.count(name) > 0; });
+    fixes.push_back(fix);
+  }
+  std::stable_sort(fixes.begin(), fixes.end(), [](const RankedFix& a, const RankedFix& b) {
+    if (a.at_peak != b.at_peak) return a.at_peak;
+    return a.finding->bytes > b.finding->bytes;
+  });
+  int64_t sum = 0;
+  for (RankedFix& fix : fixes) {
+    if (fix.at_peak) sum += fix.finding->bytes;
+    fix.cumulative_bytes = sum;
+  }
+  return fixes;
+}
+
+std::vector<AllocationCandidate> FailedAllocationCandidates(const ModuleReport& module,
+                                                            const dump::XlaOomError& error) {
+  std::vector<AllocationCandidate> out;
+  if (!error.needed_bytes || error.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom) return out;
+  const int64_t needed = *error.needed_bytes;
+  auto near = [&](int64_t bytes) { return std::abs(bytes - needed) <= error.rounding_bytes; };
+  const std::optional<MemoryNumbers>& numbers = module.xla ? module.xla : module.computed;
+  if (numbers && numbers->temp_bytes > 0 && near(numbers->temp_bytes)) {
+    out.push_back({"the temp allocation (every temp buffer of the program, allocated at once)",
+                   numbers->temp_bytes, nullptr});
+  }
+  for (const BufferRow& row : module.rows) {
+    if (row.kind == "temp" || row.kind == "thread-local" || !near(row.bytes)) continue;
+    out.push_back({absl::StrCat(row.kind, " ", row.Label()), row.bytes, &row});
+  }
+  return out;
 }
 
 std::string DeviceFitName(const DeviceFit& fit) {

@@ -218,6 +218,30 @@ std::string MemorySpaceVerdict(const MemorySpaceTotals& space);
 std::string OomTitle(const OomExplanation& oom);
 std::vector<std::string> OomLines(const OomExplanation& oom);
 
+// A finding as a fix for an out-of-memory error, checked against the
+// program: whether the buffers it names are live at the peak (only those
+// lower it), and how much of the shortfall the fixes up to it would cover.
+struct RankedFix {
+  const detect::Finding* finding = nullptr;
+  bool at_peak = false;
+  int64_t cumulative_bytes = 0;  // this fix and the ones ranked above it, at the peak
+};
+
+// The findings ranked for `explain`: those live at the peak first, each
+// group largest first.
+std::vector<RankedFix> RankFixes(const ModuleReport& module);
+
+// The allocations a runtime out-of-memory error could have been: the temp
+// heap (one allocation) and each parameter, output and constant buffer,
+// whose size is the failed allocation's to the message's rounding.
+struct AllocationCandidate {
+  std::string what;  // "the temp allocation (the heap of all temps)" or the buffer's label
+  int64_t bytes = 0;
+  const BufferRow* row = nullptr;  // null for the temp allocation
+};
+std::vector<AllocationCandidate> FailedAllocationCandidates(const ModuleReport& module,
+                                                            const dump::XlaOomError& error);
+
 // The device of a verdict ("h100-80gb", or "a 80.00GiB device") and its
 // budget ("needs 224.01GiB, usable 60.00GiB (75% of 80.00GiB)").
 std::string DeviceFitName(const DeviceFit& fit);

@@ -1,9 +1,12 @@
 // The terminal formats of `report` and `diff`: aligned tables in the manner
 // of bloaty, sizes like XLA's ("129.01GiB"), a block-character timeline.
 #include <algorithm>
+#include <limits>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "lib/base/bytes.h"
 #include "lib/report/writers.h"
@@ -404,6 +407,164 @@ std::string WriteText(const Report& report, const WriteOptions& options) {
     AppendRollup(m, RollupKey::kOpName, options, style, &out);
     AppendTimeline(m, options, style, &out);
     AppendFindings(m.findings, "Findings", options.width, style, &out);
+  }
+  return out;
+}
+
+namespace {
+
+// A runtime error names one allocation that failed: which of the program's
+// allocations has its size.
+void AppendFailedAllocation(const ModuleReport& m, const Style& style, std::string* out) {
+  const dump::XlaOomError& e = m.oom->error;
+  if (e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom || !e.needed_bytes) return;
+  const std::vector<AllocationCandidate> candidates = FailedAllocationCandidates(m, e);
+  AppendHeading(style, absl::StrCat("The allocation that failed (", HumanBytes(*e.needed_bytes), ")"), out);
+  if (candidates.empty()) {
+    absl::StrAppend(out, "  no allocation of the program has this size: the memory was taken by other "
+                         "programs or arrays alive at the time (jax.live_arrays() lists them)\n");
+    return;
+  }
+  for (const AllocationCandidate& c : candidates) {
+    absl::StrAppend(out, "  ", HumanBytes(c.bytes), "  ", c.what);
+    if (c.row != nullptr && !c.row->Source().empty()) absl::StrAppend(out, "  ", c.row->Source());
+    out->append("\n");
+  }
+}
+
+// What the peak is made of, by buffer kind, and the remedy for the kind
+// that dominates: inputs are sharded or made smaller, temps are
+// rematerialized or microbatched.
+void AppendPeakAdvice(const ModuleReport& m, int width, std::string* out) {
+  std::map<std::string, std::pair<int64_t, int>> by_kind;
+  for (const BufferRow* row : TopAtPeak(m, std::numeric_limits<int>::max())) {
+    by_kind[row->kind].first += row->bytes;
+    ++by_kind[row->kind].second;
+  }
+  if (by_kind.empty()) return;
+  std::vector<std::pair<std::string, std::pair<int64_t, int>>> kinds(by_kind.begin(), by_kind.end());
+  std::sort(kinds.begin(), kinds.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<std::string> parts;
+  for (const auto& [kind, sum] : kinds) {
+    parts.push_back(absl::StrCat(kind, "s ", HumanBytes(sum.first), " (", sum.second, ")"));
+  }
+  absl::StrAppend(out, "  the peak holds ", absl::StrJoin(parts, ", "), "\n");
+  const std::string& top = kinds.front().first;
+  std::string advice;
+  if (top == "parameter") {
+    advice = "the program's inputs are most of the peak: shard them over more devices "
+             "(NamedSharding on a Mesh, FSDP for parameters and optimizer state), keep them in a "
+             "smaller dtype (bf16 parameters, bf16 or 8-bit optimizer state)";
+  } else if (top == "temp") {
+    advice = "intermediate values are most of the peak: rematerialize the lines above "
+             "(jax.checkpoint with a checkpoint_policies policy), scan over layers instead of "
+             "unrolling them, split the batch into microbatches, or shard the activations";
+  } else if (top == "output") {
+    advice = "the program's results are most of the peak: donate the inputs they replace "
+             "(donate_argnums) so XLA writes the results over them, or return less";
+  }
+  if (!advice.empty()) AppendWrapped(absl::StrCat("try: ", advice), "  ", width, out);
+}
+
+// The findings as fixes: those that lower the peak first, with how much of
+// the shortfall they cover together.
+void AppendRankedFixes(const ModuleReport& m, int width, const Style& style, std::string* out) {
+  const std::vector<RankedFix> fixes = RankFixes(m);
+  const int64_t shortfall = m.device_fit && !m.device_fit->fits ? m.device_fit->shortfall : 0;
+  AppendHeading(style, absl::StrCat("Fixes, ranked by what they free at the peak (", fixes.size(), ")"),
+                out);
+  if (shortfall > 0) {
+    absl::StrAppend(out, "  the program needs ", HumanAndExact(shortfall), " less to fit\n");
+  }
+  if (fixes.empty()) {
+    absl::StrAppend(out, "  no detector found waste: the peak itself must come down\n");
+    AppendPeakAdvice(m, width, out);
+    return;
+  }
+  int n = 0;
+  bool covered_said = false;
+  for (const RankedFix& fix : fixes) {
+    const detect::Finding& f = *fix.finding;
+    absl::StrAppend(out, absl::StrFormat("  %2d. ", ++n), style.Yellow(absl::StrCat("[", f.detector, "]")),
+                    " ", HumanBytes(f.bytes), fix.at_peak ? " at the peak" : " (not live at the peak)");
+    if (!f.source_file.empty()) absl::StrAppend(out, " at ", f.source_file, ":", f.source_line);
+    out->append("\n");
+    AppendWrapped(f.message, "      ", width, out);
+    if (!f.suggestion.empty()) AppendWrapped(absl::StrCat("fix: ", f.suggestion), "      ", width, out);
+    if (shortfall > 0 && fix.at_peak && !covered_said && fix.cumulative_bytes >= shortfall) {
+      absl::StrAppend(out, "      ", style.Green(absl::StrCat("fixes 1-", n, " free up to ",
+                                                            HumanBytes(fix.cumulative_bytes),
+                                                            ", enough to fit")),
+                      "\n");
+      covered_said = true;
+    }
+  }
+  if (shortfall > 0 && !covered_said) {
+    const int64_t total = fixes.empty() ? 0 : fixes.back().cumulative_bytes;
+    absl::StrAppend(out, "  ", style.Red(absl::StrCat("together they free at most ", HumanBytes(total),
+                                                      " at the peak, short of the ",
+                                                      HumanBytes(shortfall), " needed")),
+                    "\n");
+    AppendPeakAdvice(m, width, out);
+  }
+}
+
+// An error with no module to tie it to: its own figures, and what to do.
+void AppendUnmatched(const dump::XlaOomError& e, bool have_dump, const Report& report,
+                     const Style& style, std::string* out) {
+  OomExplanation alone;
+  alone.error = e;
+  AppendHeading(style, absl::StrCat("Out of memory: ", OomTitle(alone)), out);
+  absl::StrAppend(out, "  ", style.Dim(e.message), "\n");
+  for (const std::string& line : OomLines(alone)) absl::StrAppend(out, "  ", line, "\n");
+  if (have_dump) {
+    std::vector<std::string> names;
+    for (const ModuleReport& m : report.modules) names.push_back(m.name);
+    absl::StrAppend(out, "  no module of the dump ",
+                    e.module_name.empty() ? "is the one the error names"
+                                          : absl::StrCat("is named ", e.module_name),
+                    "; it has: ", absl::StrJoin(names, ", "), "\n");
+    return;
+  }
+  absl::StrAppend(
+      out,
+      "  to see the buffers and lines behind it, give the dump of the program that failed:\n"
+      "    hlomem capture -- python train.py      (adds XLA's dump flags, explains the error)\n"
+      "    XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" python train.py; hlomem explain ",
+      "ERROR DIR\n",
+      e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom
+          ? "  a TPU program compiles without a TPU: jax.experimental.topologies.get_topology_desc(...)"
+            " gives the devices, and the same error and dump\n"
+          : "");
+}
+
+}  // namespace
+
+std::string WriteExplainText(const Report& report, const std::vector<dump::XlaOomError>& unmatched,
+                             bool have_dump, const WriteOptions& options) {
+  const Style style{options.color};
+  std::string out;
+  bool first = true;
+  auto separate = [&] {
+    if (!first) out.append("\n");
+    first = false;
+  };
+  for (const ModuleReport& m : report.modules) {
+    if (!m.oom) continue;
+    separate();
+    AppendModuleTitle(m, style, &out);
+    AppendOom(m, style, &out);
+    AppendFailedAllocation(m, style, &out);
+    if (m.computed) {
+      AppendPeakTable(m, options, style, &out);
+      AppendRollup(m, RollupKey::kSourceLine, options, style, &out);
+    }
+    AppendRankedFixes(m, options.width, style, &out);
+  }
+  for (const dump::XlaOomError& e : unmatched) {
+    separate();
+    AppendUnmatched(e, have_dump, report, style, &out);
   }
   return out;
 }

@@ -54,6 +54,14 @@ std::string WriteCheckMarkdown(const CheckResult& result, const Report& report,
 std::string WriteSarif(const CheckResult& result, const Report& report,
                        const std::string& source_root, const std::string& tool_version);
 
+// `hlomem explain`: each out-of-memory error beside its module: XLA's
+// figures and the program's, the allocation that failed (runtime errors),
+// what is live at the peak and on which lines, and the findings ranked as
+// fixes against the shortfall. `unmatched` are the errors no module took
+// (ApplyOomErrors); `have_dump` says whether there were modules to take them.
+std::string WriteExplainText(const Report& report, const std::vector<dump::XlaOomError>& unmatched,
+                             bool have_dump, const WriteOptions& options);
+
 // Reads a report back from its JSON (a `--baseline`, or a side of `diff`):
 // the numbers, rows, timeline, live set and findings; no HLO. `origin`
 // names the input in errors.

@@ -188,7 +188,9 @@ std::string WriteFakeProgram() {
   std::ofstream(path) << "#!/bin/sh\n"
                          "dir=$(printf '%s\\n' $XLA_FLAGS | sed -n 's/^--xla_dump_to=//p' | tail -n 1)\n"
                          "printf '%s\\n' \"$XLA_FLAGS\" > \"$FAKE_FLAGS_OUT\"\n"
-                         "cp testdata/jax/seed_gather_grad_int32_grads/*.cpu_after_optimizations.txt \"$dir\"/\n"
+                         "src=${FAKE_DUMP:-testdata/jax/seed_gather_grad_int32_grads/*.cpu_after_optimizations.txt}\n"
+                         "cp $src \"$dir\"/\n"
+                         "if [ -n \"$FAKE_STDERR\" ]; then cat \"$FAKE_STDERR\" >&2; fi\n"
                          "exit \"${FAKE_EXIT:-0}\"\n";
   return path;
 }
@@ -213,12 +215,30 @@ TEST(CaptureCliTest, AFailedCommandStillReportsAndAnEmptyDumpIsAnError) {
   const std::string flags_out = TempPath("captured_flags2.txt");
   const CommandRun failed = Hlomem("capture --dir " + dir + " -- sh " + WriteFakeProgram(),
                             "FAKE_FLAGS_OUT=" + flags_out + " FAKE_EXIT=3");
-  EXPECT_EQ(failed.exit_code, 0) << failed.err;
+  EXPECT_EQ(failed.exit_code, 3) << failed.err;  // the command's failure is the capture's
   EXPECT_THAT(failed.err, HasSubstr("exited with status 3"));
   EXPECT_THAT(failed.out, HasSubstr("224.01GiB"));
   const CommandRun nothing = Hlomem("capture --dir " + TempPath("capture_empty") + " -- true");
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_EQ(Hlomem("capture --dir /tmp/x").exit_code, 2);  // no command
+}
+
+TEST(CaptureCliTest, AnOutOfMemoryErrorInTheOutputIsExplained) {
+  // XLA:TPU's real E1000 and the dump it wrote with it (deviceless v5e).
+  const std::string oom_case = "testdata/accel/tpu_v5e/oom_mlp_adam_over";
+  const std::string dir = TempPath("capture_oom");
+  std::system(("rm -rf " + dir).c_str());
+  const CommandRun run = Hlomem("capture --dir " + dir + " -- sh " + WriteFakeProgram(),
+                                "FAKE_FLAGS_OUT=" + TempPath("captured_flags3.txt") + " FAKE_DUMP='" +
+                                    oom_case + "/module_*' FAKE_STDERR=" + oom_case +
+                                    "/error.txt FAKE_EXIT=1");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  // The command's stderr still reaches the user, and the error is explained.
+  EXPECT_THAT(run.err, HasSubstr("E1000: CompileTimeHbmOom"));
+  EXPECT_THAT(run.err, HasSubstr("the command ran out of memory; explaining it"));
+  EXPECT_THAT(run.out, HasSubstr("needed 20.75GiB, available 15.75GiB"));
+  EXPECT_THAT(run.out, HasSubstr("by XLA's buffer assignment; this is the error's figure"));
+  EXPECT_THAT(run.out, HasSubstr("Fixes, ranked by what they free at the peak"));
 }
 
 }  // namespace

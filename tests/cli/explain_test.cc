@@ -1,0 +1,114 @@
+// `hlomem explain` on real out-of-memory errors: XLA:TPU's E1000 from a
+// deviceless v5e compile, with the dump XLA wrote beside it.
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/common/run_command.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+hlomem::testing::CommandOutput Hlomem(const std::string& args) {
+  return hlomem::testing::RunCommand(std::string(HLOMEM_BINARY) + " " + args + " 2>&1");
+}
+
+const std::string kTestdata = HLOMEM_TESTDATA_DIR;
+const std::string kOverCase = kTestdata + "/accel/tpu_v5e/oom_mlp_adam_over";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// XLA's HBM (colour 0) allocations summed, read from its own file.
+int64_t XlaHbmBytes(const std::string& dir) {
+  const std::string command = "ls " + dir + "/*after_optimizations-buffer-assignment.txt";
+  const auto listed = hlomem::testing::RunCommand(command);
+  const std::string path = listed.out.substr(0, listed.out.find('\n'));
+  const std::string text = ReadFile(path);
+  const std::regex allocation(R"(allocation \d+: size (\d+)(, color (\d+))?)");
+  int64_t sum = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), allocation), end; it != end; ++it) {
+    if (!(*it)[3].matched || (*it)[3].str() == "0") sum += std::stoll((*it)[1].str());
+  }
+  return sum;
+}
+
+TEST(ExplainTest, CompileTimeHbmOomGivesXlasFiguresThePeakAndTheShortfall) {
+  const auto run = Hlomem("explain " + kOverCase + "/error.txt " + kOverCase);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const int64_t hbm = XlaHbmBytes(kOverCase);
+  ASSERT_GT(hbm, 0);
+  // The error's figures, and the program's HBM by XLA's own assignment.
+  EXPECT_THAT(run.out, HasSubstr("needed 20.75GiB, available 15.75GiB"));
+  EXPECT_THAT(run.out, HasSubstr("(" + std::to_string(hbm) + " B) by XLA's buffer assignment; this is "
+                                 "the error's figure"));
+  // v5e offers a program 15.75 GiB: the shortfall is the rest, to the byte.
+  const int64_t v5e_limit = 15.75 * (int64_t{1} << 30);
+  EXPECT_THAT(run.out, HasSubstr("(" + std::to_string(hbm - v5e_limit) + " B) less to fit")) << run.out;
+  // What is live at the peak, on the user's lines.
+  EXPECT_THAT(run.out, HasSubstr("Buffers live at the peak"));
+  EXPECT_THAT(run.out, HasSubstr("tools/programs/oom.py:36"));
+  EXPECT_THAT(run.out, HasSubstr("the peak holds parameters"));
+  EXPECT_THAT(run.out, HasSubstr("try: the program's inputs are most of the peak"));
+}
+
+TEST(ExplainTest, ReadsStdinAndWritesJson) {
+  const auto run = Hlomem("explain --format json - " + kOverCase + " < " + kOverCase + "/error.txt");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  const auto& oom = j["modules"][0]["oom_error"];
+  ASSERT_FALSE(oom.is_null());
+  EXPECT_EQ(oom["code"], "E1000");
+  EXPECT_EQ(oom["device_bytes"], XlaHbmBytes(kOverCase));
+}
+
+TEST(ExplainTest, WithoutADumpSaysHowToGetOne) {
+  const auto run = Hlomem("explain " + kOverCase + "/error.txt");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("needed 20.75GiB, available 15.75GiB"));
+  EXPECT_THAT(run.out, HasSubstr("hlomem capture -- python train.py"));
+  EXPECT_THAT(run.out, HasSubstr("get_topology_desc"));
+  EXPECT_THAT(run.out, Not(HasSubstr("what makes it")));
+}
+
+TEST(ExplainTest, AnErrorForAnotherModuleIsNamed) {
+  const auto run = Hlomem("explain " + kOverCase + "/error.txt " + kTestdata +
+                          "/jax/seed_gather_grad_int32_grads");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("no module of the dump is named jit_mlp_adam_train_step; it has: "
+                                 "jit_function_using_idx"));
+}
+
+TEST(ExplainTest, TextWithoutAnOutOfMemoryErrorIsBadInput) {
+  const auto run = Hlomem("explain " + kTestdata + "/jax/MANIFEST.json");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.out, HasSubstr("no out-of-memory message found"));
+  EXPECT_EQ(Hlomem("explain /nonexistent/error.txt").exit_code, 2);
+}
+
+TEST(ExplainTest, ARuntimeAllocationIsMatchedToTheProgramsAllocation) {
+  // XLA:GPU's allocator message (stream_executor's "Out of memory while
+  // trying to allocate N bytes.") for the size of the seed case's temp
+  // allocation: explain names that allocation. The dump is real; the
+  // message is written here, as GPU runtime errors cannot be made without
+  // a GPU.
+  const std::string error = ::testing::TempDir() + "/hlomem-explain-runtime.txt";
+  std::ofstream(error) << "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 137438953472 bytes.\n";
+  const auto run = Hlomem("explain " + error + " " + kTestdata + "/jax/seed_gather_grad_int32_grads");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("The allocation that failed (128.00GiB)"));
+  EXPECT_THAT(run.out, HasSubstr("the temp allocation"));
+}
+
+}  // namespace
