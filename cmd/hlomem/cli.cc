@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/buffer_assignment.h"
@@ -86,6 +87,19 @@ struct LimitFlags {
   }
 };
 
+// A lower bound stated plainly ("--top: must be at least 1, not -1"); CLI11's
+// own PositiveNumber prints the largest double as the upper bound.
+CLI::Validator AtLeast(double min) {
+  return CLI::Validator(
+      [min](std::string& input) -> std::string {
+        double value = 0;
+        if (!absl::SimpleAtod(input, &value)) return absl::StrCat("expected a number, not '", input, "'");
+        if (value < min) return absl::StrCat("must be at least ", min, ", not ", input);
+        return "";
+      },
+      absl::StrCat(">= ", min));
+}
+
 void AddLimitFlags(CLI::App* command, LimitFlags* limits) {
   command->add_option("--max-nesting-depth", limits->max_nesting_depth,
                       absl::StrCat("Refuse HLO nested deeper than N tuple/bracket levels (default: ",
@@ -94,11 +108,11 @@ void AddLimitFlags(CLI::App* command, LimitFlags* limits) {
   command->add_option("--max-elements", limits->max_elements,
                       absl::StrCat("Refuse modules with more than N instructions plus tuple "
                                    "elements (default: ", limits->max_elements, ")"))
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
   command->add_option("--threads", limits->threads,
                       "Parse on N threads: modules side by side, a large one in parts "
                       "(default: one per core)")
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
 }
 
 // The line `parse` prints for a loaded module.
@@ -162,7 +176,7 @@ struct ReportFlags {
 // capture).
 void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("-o,--output", flags->output, "Write to FILE (atomically) instead of stdout");
-  command->add_option("--top", flags->top, "Rows per table")->check(CLI::PositiveNumber);
+  command->add_option("--top", flags->top, "Rows per table")->check(AtLeast(1));
   command->add_option("--module", flags->module_regex, "Only modules whose name matches REGEX");
   command->add_option("--stage", flags->stage, "after or before optimizations")
       ->check(CLI::IsMember({"after", "before"}));
@@ -416,6 +430,13 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
   std::optional<hlomem::report::Report> report = LoadReport(flags.paths, flags);
   if (!report) return kExitBadInput;
   PrintWarnings(report->warnings);
+  if (options.baseline != nullptr) {
+    const absl::Status matched = hlomem::report::ValidateBaseline(*report, *options.baseline);
+    if (!matched.ok()) {
+      PrintError(matched);
+      return kExitBadInput;
+    }
+  }
   const hlomem::report::CheckResult result = hlomem::report::RunCheck(*report, options);
   std::string source_root = check.source_root;
   if (source_root.empty() && std::getenv("GITHUB_WORKSPACE") != nullptr) {
@@ -640,7 +661,7 @@ int Main(int argc, const char* const* argv) {
   check->add_option("--max-peak", check_gate.max_peak, "Fail when a module's peak live bytes exceed SIZE");
   check->add_option("--baseline", check_gate.baseline, "A previous `hlomem report --format json`");
   check->add_option("--tolerance", check_gate.tolerance, "Growth over the baseline allowed, in percent")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   check->add_option("--fail-on", check_gate.fail_on, "Fail on any finding of DETECTOR (repeatable; 'all')");
   check->add_flag("--github", check_gate.github,
                   "GitHub annotations on stderr, and the summary appended to $GITHUB_STEP_SUMMARY");

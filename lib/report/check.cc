@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "lib/base/bytes.h"
 #include "lib/report/diff.h"
@@ -117,8 +118,8 @@ void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64
   result->violations.push_back(std::move(v));
 }
 
-const ModuleReport* FindBaseline(const Report& baseline, const Report& report, const ModuleReport& m) {
-  if (baseline.modules.size() == 1 && report.modules.size() == 1) return &baseline.modules[0];
+// Modules correspond by name only: two different programs are never compared.
+const ModuleReport* FindBaseline(const Report& baseline, const ModuleReport& m) {
   for (const ModuleReport& b : baseline.modules) {
     if (b.name == m.name) return &b;
   }
@@ -127,7 +128,7 @@ const ModuleReport* FindBaseline(const Report& baseline, const Report& report, c
 
 void CheckBaseline(const Report& report, const ModuleReport& m, const CheckOptions& options,
                    CheckResult* result) {
-  const ModuleReport* base = FindBaseline(*options.baseline, report, m);
+  const ModuleReport* base = FindBaseline(*options.baseline, m);
   if (base == nullptr || !base->computed) {
     result->notes.push_back(absl::StrCat(m.name, ": not in the baseline; nothing to compare"));
     return;
@@ -217,6 +218,29 @@ std::string EscapeProperty(absl::string_view s) {
 }
 
 }  // namespace
+
+absl::Status ValidateBaseline(const Report& report, const Report& baseline) {
+  std::vector<std::string> unmatched_report;
+  std::set<std::string> matched;
+  for (const ModuleReport& m : report.modules) {
+    if (FindBaseline(baseline, m) != nullptr) {
+      matched.insert(m.name);
+    } else {
+      unmatched_report.push_back(m.name);
+    }
+  }
+  std::vector<std::string> unmatched_baseline;
+  for (const ModuleReport& b : baseline.modules) {
+    if (matched.count(b.name) == 0) unmatched_baseline.push_back(b.name);
+  }
+  if (unmatched_report.empty() || unmatched_baseline.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "error: --baseline: its modules do not correspond to the report's: the report's ",
+      absl::StrJoin(unmatched_report, ", "), " ", unmatched_report.size() == 1 ? "has" : "have",
+      " no module of the same name in the baseline, which has ", absl::StrJoin(unmatched_baseline, ", "),
+      " instead. Record the baseline from the same program (hlomem report --format json -o FILE), "
+      "or choose the modules with --module REGEX"));
+}
 
 CheckResult RunCheck(const Report& report, const CheckOptions& options) {
   CheckResult result;

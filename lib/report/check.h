@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "lib/report/report.h"
 
 namespace hlomem::report {
@@ -59,6 +60,12 @@ struct CheckResult {
 };
 
 CheckResult RunCheck(const Report& report, const CheckOptions& options);
+
+// An error when some modules of the report and of the baseline have no
+// counterpart of the same name on the other side: comparing different
+// programs would pass or fail by accident. A module only the report has,
+// beside a baseline whose modules all match, is new (RunCheck notes it).
+absl::Status ValidateBaseline(const Report& report, const Report& baseline);
 
 // The human form: one block per violation, then a verdict line.
 std::string FormatCheckText(const CheckResult& result);

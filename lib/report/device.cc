@@ -124,6 +124,24 @@ DeviceBytes DeviceBytesOf(const ModuleReport& m) {
   return out;
 }
 
+// A preset of one kind of device applied to a dump compiled for another:
+// the verdict is only indicative, and the dump can be made for the device
+// without having one.
+std::string OtherBackendCaveat(const DeviceBudget& budget, const ModuleReport& m) {
+  if (budget.name.empty()) return "";  // --device-memory: no kind of device named
+  const std::string wanted = budget.is_gpu ? "gpu" : "tpu";
+  if (m.backend == wanted) return "";
+  return absl::StrCat(
+      "this dump was compiled for ", m.backend.empty() ? "an unknown backend" : m.backend, ", not for ",
+      budget.name, ": XLA fuses, lays out, pads and aligns differently there, so the verdict is "
+      "indicative only. Compile for the device without one: ",
+      budget.is_gpu ? "jax.experimental.topologies.get_topology_desc(platform=\"cuda\", "
+                      "target_config=..., topology=\"1x1x1\") with jax[cuda12] and JAX_PLATFORMS=cpu"
+                    : "jax.experimental.topologies.get_topology_desc(\"v5e:1x1\", platform=\"tpu\") "
+                      "with jax[tpu]",
+      ", then lower and compile on ShapeDtypeStructs sharded over its devices");
+}
+
 }  // namespace
 
 void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
@@ -165,6 +183,7 @@ void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
     }
     fit.fits = fit.needed <= fit.usable;
     fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
+    fit.caveat = OtherBackendCaveat(budget, m);
     m.device_fit = fit;
   }
 }

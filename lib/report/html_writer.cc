@@ -163,6 +163,7 @@ void AppendSummaryTable(const ModuleReport& m, std::string* out) {
     absl::StrAppend(out, "<p class=", fit.fits ? "good" : "bad", ">",
                     fit.fits ? "Fits" : absl::StrCat("Does not fit by ", HumanBytes(fit.shortfall)),
                     " on ", Html(DeviceFitName(fit)), ": ", DeviceFitBudget(fit), "</p>\n");
+    if (!fit.caveat.empty()) absl::StrAppend(out, "<p class=caveat>", Html(fit.caveat), "</p>\n");
   }
 }
 
@@ -196,7 +197,7 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::st
 constexpr char kStyle[] = R"css(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 4px;border-top:1px solid #dde;padding-top:14px}
-h3{font-size:15px;margin:18px 0 6px}.dim{color:#778}.bad{color:#c0262d}.good{color:#1d7a35}
+h3{font-size:15px;margin:18px 0 6px}.dim{color:#778}.bad{color:#c0262d}.good{color:#1d7a35}.caveat{color:#8a5a00}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 table{border-collapse:collapse;margin:4px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eef}
 th{font-weight:600;color:#556}.num{text-align:right;font-variant-numeric:tabular-nums}

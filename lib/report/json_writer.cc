@@ -121,6 +121,7 @@ Json DeviceFitJson(const DeviceFit& fit) {
   j["computed_needed_bytes"] = IntOrNull(fit.computed_needed);
   j["fits"] = fit.fits;
   j["shortfall_bytes"] = fit.shortfall;
+  j["caveat"] = fit.caveat;
   return j;
 }
 
@@ -380,6 +381,7 @@ ModuleReport ReadModule(const Json& j) {
     f.computed_needed = OptionalInt(*fit, "computed_needed_bytes");
     f.fits = fit->value("fits", true);
     f.shortfall = IntOr(*fit, "shortfall_bytes", 0);
+    f.caveat = StringOr(*fit, "caveat");
     m.device_fit = f;
   }
   m.profile.peak_step = IntOr(j, "peak_step", -1);

@@ -104,6 +104,8 @@ struct DeviceFit {
   std::optional<int64_t> computed_needed;
   bool fits = true;
   int64_t shortfall = 0;  // needed - usable when it does not fit
+  // Set when the dump was compiled for another backend than the device's.
+  std::string caveat;
 };
 
 // One memory space (allocation colour) of a module: HBM, VMEM, SMEM,

@@ -183,6 +183,8 @@ void AppendOom(const ModuleReport& m, const Style& style, std::string* out) {
   for (const std::string& line : OomLines(*m.oom)) absl::StrAppend(out, "  ", line, "\n");
 }
 
+void AppendWrapped(absl::string_view text, absl::string_view indent, int width, std::string* out);
+
 void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out) {
   if (!m.device_fit) return;
   const DeviceFit& fit = *m.device_fit;
@@ -191,10 +193,12 @@ void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out
   if (fit.fits) {
     absl::StrAppend(out, "  ", style.Green("fits"), ": ", budget, "; ",
                     HumanBytes(fit.usable - fit.needed), " to spare\n");
+    if (!fit.caveat.empty()) AppendWrapped(absl::StrCat("note: ", fit.caveat), "  ", 100, out);
     return;
   }
   absl::StrAppend(out, "  ", style.Red(absl::StrCat("does not fit by ", HumanBytes(fit.shortfall))),
                   " (", fit.shortfall, " B): ", budget, "\n");
+  if (!fit.caveat.empty()) AppendWrapped(absl::StrCat("note: ", fit.caveat), "  ", 100, out);
   if (m.findings.empty()) {
     absl::StrAppend(out, "  no finding explains the gap; see the buffers at the peak below\n");
     return;

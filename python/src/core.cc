@@ -165,6 +165,8 @@ CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
   if (baseline) {
     out.baseline = baseline->report;
     options.baseline = out.baseline.get();
+    const absl::Status matched = report::ValidateBaseline(*in.report, *out.baseline);
+    if (!matched.ok()) throw Error(std::string(matched.message()));
   }
   out.result = report::RunCheck(*in.report, options);
   return out;

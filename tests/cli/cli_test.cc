@@ -103,3 +103,33 @@ TEST(CliTest, ParseErrorIsLocated) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliTest, BaselineOfAnotherProgramIsBadInput) {
+  const std::string baseline = ::testing::TempDir() + "/hlomem-baseline-other.json";
+  ASSERT_EQ(Hlomem("report --format json -o " + baseline + " " + kSeedGrads).exit_code, 0);
+  // One module on each side with different names: never compared.
+  const auto run = Hlomem("check --baseline " + baseline + " " + kTestdata + "/jax/argmax");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("do not correspond"));
+  EXPECT_THAT(run.out, HasSubstr("jit_function_using_idx"));
+  // The same program passes against itself.
+  EXPECT_EQ(Hlomem("check --baseline " + baseline + " " + kSeedGrads).exit_code, 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliTest, OutOfRangeValuesStateTheRangePlainly) {
+  const auto top = Hlomem("report --top -1 " + kSeedGrads);
+  EXPECT_EQ(top.exit_code, 2);
+  EXPECT_THAT(top.out, HasSubstr("--top: must be at least 1, not -1"));
+  EXPECT_LT(top.out.size(), 200u) << top.out;  // no 300-digit bound
+  const auto tolerance = Hlomem("check --max-total 1G --tolerance -3 " + kSeedGrads);
+  EXPECT_EQ(tolerance.exit_code, 2);
+  EXPECT_THAT(tolerance.out, HasSubstr("--tolerance: must be at least 0, not -3"));
+}
+
+}  // namespace

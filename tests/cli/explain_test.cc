@@ -111,4 +111,15 @@ TEST(ExplainTest, ARuntimeAllocationIsMatchedToTheProgramsAllocation) {
   EXPECT_THAT(run.out, HasSubstr("the temp allocation"));
 }
 
+TEST(DeviceFitTest, ACaveatOnlyWhenTheDumpIsForAnotherBackend) {
+  // A TPU dump checked on its own chip: no caveat. A CPU dump on a GPU: one.
+  const auto tpu = Hlomem("report --device v5e-16gb " + kOverCase);
+  ASSERT_EQ(tpu.exit_code, 0) << tpu.out;
+  EXPECT_THAT(tpu.out, HasSubstr("Device fit on v5e-16gb"));
+  EXPECT_THAT(tpu.out, Not(HasSubstr("this dump was compiled for")));
+  const auto cpu = Hlomem("report --device v5e-16gb " + kTestdata + "/jax/seed_gather_grad_int32_grads");
+  EXPECT_THAT(cpu.out, HasSubstr("this dump was compiled for cpu, not for v5e-16gb"));
+  EXPECT_THAT(cpu.out, HasSubstr("get_topology_desc(\"v5e:1x1\", platform=\"tpu\")"));
+}
+
 }  // namespace
