@@ -323,6 +323,12 @@ std::string WriteHtml(const Report& report, const WriteOptions& options) {
     if (!m.computed) continue;
     AppendSummaryTable(m, &body);
     absl::StrAppend(&body, "<div class=module data-id=", id, ">\n", Charts(), "</div>\n");
+    if (m.rows.size() > kMaxBuffers) {
+      // Said, not hidden: the page would grow past what a browser opens.
+      absl::StrAppend(&body, "<p class=dim>The charts hold ", kMaxBuffers, " of the ", m.rows.size(),
+                      " buffers (those at the peak, then the largest). Every buffer: "
+                      "<code>hlomem report --format csv</code> or <code>--format json</code>.</p>\n");
+    }
     AppendPeakTable(m, options, &body);
     AppendFindings(m.findings, "Findings", &body);
     absl::StrAppend(&data, id ? "," : "", "{\"series\":[", SeriesJs(m, m.name),

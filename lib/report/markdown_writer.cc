@@ -25,6 +25,12 @@ std::string Cell(absl::string_view text) {
   return s;
 }
 
+// A cell of prose (a finding's message and fix): escaped like Cell, never
+// shortened, so the fix reaches the reader whole.
+std::string ProseCell(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}, {"\r", " "}});
+}
+
 std::string Code(absl::string_view text) {
   if (text.empty()) return "";
   return absl::StrCat("`", Cell(absl::StrReplaceAll(text, {{"`", "'"}})), "`");
@@ -62,8 +68,8 @@ void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_v
   for (const detect::Finding& f : findings) {
     const std::string source =
         f.source_file.empty() ? "" : absl::StrCat(f.source_file, ":", f.source_line);
-    *out += Row({Code(f.detector), HumanBytes(f.bytes), Code(source), Cell(f.message),
-                 Cell(f.suggestion)});
+    *out += Row({Code(f.detector), HumanBytes(f.bytes), Code(source), ProseCell(f.message),
+                 ProseCell(f.suggestion)});
   }
 }
 
