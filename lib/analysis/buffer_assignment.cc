@@ -162,20 +162,44 @@ class BufferAssigner {
         out_->buffer_sizes_[b] = std::max(out_->buffer_sizes_[b], df_->value(v).size);
       }
     }
-    out_->allocation_of_buffer_.assign(buffers, -1);
-    out_->offset_of_value_.assign(df_->values().size(), -1);
-
     ComputeLiveRanges();
+    Assign();
+    // A target that keeps temps out of donated parameters unless the
+    // program would not fit otherwise assigns again, letting them in.
+    const std::optional<int64_t> limit = target_.DonatedParameterReuseAbove();
+    if (limit && MainMemoryBytes() > *limit) {
+      temps_in_donated_parameters_ = true;
+      Assign();
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Everything after the live ranges, from a blank assignment.
+  void Assign() {
+    out_->allocations_.clear();
+    out_->stats_ = AssignmentStats{};
+    out_->allocation_of_buffer_.assign(df_->buffer_count(), -1);
+    out_->offset_of_value_.assign(df_->values().size(), -1);
+    deferred_.clear();
+    heap_events_.clear();
+    heap_value_count_ = 0;
     AssignGlobalBuffers();
     AssignHeap();
     AssignThreadLocalBuffers();
     MarkLiveOut();
     CombineTemps();
     ComputeStats();
-    return absl::OkStatus();
   }
 
- private:
+  int64_t MainMemoryBytes() const {
+    int64_t bytes = 0;
+    for (const auto& [color, size] : out_->stats_.color_bytes) {
+      if (target_.Space(color).is_main) bytes += size;
+    }
+    return bytes;
+  }
+
   const HloValue& value(ValueId v) const { return df_->value(v); }
   const LiveRange& range(ValueId v) const { return out_->ranges_[v]; }
   int64_t buffer_size(BufferId b) const { return out_->buffer_sizes_[b]; }
@@ -314,7 +338,7 @@ class BufferAssigner {
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
     if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
-        !IsDonatedParameterOfSameArray(a, b)) {
+        !(temps_in_donated_parameters_ && IsDonatedParameterOfSameArray(a, b))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }
@@ -705,6 +729,9 @@ class BufferAssigner {
   std::vector<BufferId> deferred_;
   std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
   uint32_t heap_value_count_ = 0;
+  // Whether a temp may take a donated parameter's allocation where the
+  // target keeps temps out of outputs (TempsShareOutputAllocations).
+  bool temps_in_donated_parameters_ = false;
 };
 
 std::string FormatAllocations(const BufferAssignment& assignment) {

@@ -96,6 +96,13 @@ class Target {
   // themselves, but lets temps into a donated parameter's allocation.
   virtual bool TempsShareOutputAllocations() const { return true; }
 
+  // Where temps do not share outputs' allocations: the device-memory bytes
+  // (all main-memory allocations) above which a temp may yet take a donated
+  // parameter's allocation holding the same array. XLA:TPU keeps its temps
+  // out of donated parameters unless the program would not fit otherwise.
+  // nullopt: never.
+  virtual std::optional<int64_t> DonatedParameterReuseAbove() const { return std::nullopt; }
+
   // In-place pairs the backend adds to XLA's generic ones for `instruction`
   // (GetInPlaceInputOutputPairs): they join the two values' buffers.
   virtual std::vector<InPlaceAlias> InPlaceAliases(const hlo::Module&, hlo::InstrId) const {

@@ -182,6 +182,15 @@ class TpuTarget final : public Target {
   }
 
   bool TempsShareOutputAllocations() const override { return false; }
+  // XLA:TPU lets a temp into a donated parameter's allocation (one holding
+  // the parameter's array) only when the program exceeds the available HBM
+  // without it: the same MLP Adam step keeps its layout copies out of the
+  // donated weights at 26 GB on v6e and puts them in at 37 GB, over v6e's
+  // 31.24 GiB.
+  std::optional<int64_t> DonatedParameterReuseAbove() const override {
+    if (!device_ || !device_->program_limit) return std::nullopt;
+    return *device_->program_limit;
+  }
   // HBM: of 194 XLA:TPU heaps, the temporal order alone reproduces 10 that
   // the smaller of both orders misses, and misses 2 it gets. VMEM, placed
   // by memory-space assignment, is matched more often by the smaller of

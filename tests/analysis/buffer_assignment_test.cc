@@ -5,10 +5,13 @@
 
 #include <random>
 
+#include "absl/strings/str_replace.h"
+
 #include "gtest/gtest.h"
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/memory_profile.h"
 #include "lib/hlo/text_parser.h"
+#include "lib/target/tpu.h"
 
 namespace hlomem::analysis {
 namespace {
@@ -18,7 +21,8 @@ struct Assigned {
   std::unique_ptr<BufferAssignment> assignment;
 };
 
-Assigned Assign(absl::string_view text) {
+Assigned Assign(absl::string_view text,
+                const target::Target& target = target::DefaultTarget()) {
   Assigned out;
   auto modules = hlo::ParseHloString(text, "test.hlo");
   if (!modules.ok()) {
@@ -26,7 +30,7 @@ Assigned Assign(absl::string_view text) {
     return out;
   }
   out.modules = std::move(*modules);
-  auto assignment = BufferAssignment::Run(out.modules.front());
+  auto assignment = BufferAssignment::Run(out.modules.front(), target);
   if (!assignment.ok()) {
     ADD_FAILURE() << assignment.status().message();
     return out;
@@ -115,6 +119,45 @@ ENTRY e {
   EXPECT_EQ(st.total_bytes, 2048);
   EXPECT_EQ(st.temp_bytes, 1024);
   EXPECT_EQ(st.alias_bytes, 1024);
+}
+
+// XLA:TPU keeps temps out of donated parameters unless the program would
+// not fit otherwise. p0 and p1 are donated to o0 and o1; c0 and c1 are
+// layout copies (not the parameters' layout, the same array), s their sum.
+// c1 kills p1, c0 kills p0; c0 (live [t3, t4]) could sit in p1's allocation
+// before o1 is written. v5e offers 15.75 GiB: at 4 MiB an array, the
+// program fits with c1, c0 and s in the heap (s takes c1's chunk): 4 arrays
+// of parameters and 2 of heap. At 4 GiB it would need 16 GiB that way, so
+// c0 goes into p1's allocation: 12 GiB.
+TEST(BufferAssignmentTest, TpuTempsTakeDonatedParametersOnlyWhenOverHbm) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  auto program = [](absl::string_view dims) {
+    return absl::StrReplaceAll(R"(
+HloModule donate, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[DIMS]{1,0:T(8,128)} parameter(0)
+  p1 = f32[DIMS]{1,0:T(8,128)} parameter(1)
+  c1 = f32[DIMS]{0,1:T(8,128)} copy(p1)
+  c0 = f32[DIMS]{0,1:T(8,128)} copy(p0)
+  s = f32[DIMS]{0,1:T(8,128)} add(c0, c1)
+  o0 = f32[DIMS]{1,0:T(8,128)} copy(s)
+  o1 = f32[DIMS]{1,0:T(8,128)} negate(o0)
+  ROOT t = (f32[DIMS]{1,0:T(8,128)}, f32[DIMS]{1,0:T(8,128)}) tuple(o0, o1)
+}
+)",
+                               {{"DIMS", dims}});
+  };
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  Assigned small = Assign(program("1024,1024"), *v5e);
+  ASSERT_NE(small.assignment, nullptr);
+  EXPECT_EQ(small.assignment->stats().temp_bytes, 8 * kMiB);
+  Assigned big = Assign(program("32768,32768"), *v5e);
+  ASSERT_NE(big.assignment, nullptr);
+  EXPECT_EQ(big.assignment->stats().temp_bytes, 4 * kGiB);
+  EXPECT_EQ(big.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
@@ -260,7 +303,7 @@ TEST(HeapSimulatorTest, RandomLifetimesNeverOverlap) {
         overlaps += live_together && share_bytes;
       }
     }
-    EXPECT_EQ(overlaps, 0) << (order == HeapOrder::kSpatial ? "spatial" : "temporal");
+    EXPECT_EQ(overlaps, 0) << static_cast<int>(order);
   }
 }
 
@@ -294,7 +337,8 @@ TEST(HeapSimulatorTest, WideEventTimesLayOutAlike) {
     }
     for (uint32_t id : live) events.push_back({HeapEvent::kFree, id, size[id], 0});
     if (buffers > 30) EXPECT_GT(shared, 0);
-    for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
+    for (HeapOrder order :
+         {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
       const HeapResult narrow = GlobalDecreasingSizeBestFit(events, buffers, 64, order);
       const HeapResult wide =
           heap_internal::GlobalDecreasingSizeBestFitWide(events, buffers, 64, order);

@@ -120,5 +120,15 @@ TEST(TpuTargetTest, NamesAndDevice) {
   EXPECT_FALSE(bare->device().has_value());
 }
 
+// Temps enter donated parameters only past the HBM XLA:TPU offers, which
+// a bare target does not know.
+TEST(TpuTargetTest, DonatedParameterReuse) {
+  const std::unique_ptr<Target> v6e = MakeTpuTarget(FindTpuGeneration("v6e"));
+  EXPECT_FALSE(v6e->TempsShareOutputAllocations());
+  EXPECT_EQ(v6e->DonatedParameterReuseAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
+  EXPECT_EQ(MakeTpuTarget(nullptr)->DonatedParameterReuseAbove(), std::nullopt);
+  EXPECT_EQ(MakeCpuTarget()->DonatedParameterReuseAbove(), std::nullopt);
+}
+
 }  // namespace
 }  // namespace hlomem::target
