@@ -57,7 +57,10 @@ struct InPlaceAlias {
 // Which orders the heap simulator lays a colour's heap out in.
 enum class HeapOrders : uint8_t {
   kSmallerOfBoth,  // XLA's ChooseBestHeapAlgorithm: temporal and spatial
-  kTemporalOnly,   // what XLA:TPU's assignments match
+  kTemporalOnly,
+  // Online best fit: each buffer placed when it is allocated, among the
+  // chunks live then (XLA:TPU's HBM heap).
+  kAllocationOnly,
 };
 
 class Target {

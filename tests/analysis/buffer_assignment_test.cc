@@ -248,6 +248,29 @@ TEST(HeapSimulatorTest, BestFitWithAlignment) {
   EXPECT_EQ(LiveBytesPeak(events, 3), 200);
 }
 
+// XLA:TPU's HBM heap: each buffer placed when it is allocated, best fit
+// among the chunks live then. A multi-output fusion's leaves S (16 B, dies
+// first), B (1000 B) and M (100 B, dies last), allocated in that order:
+// S at 0, B at 64, M at 64 + 1024 = 1088; T (50 B), allocated after S is
+// freed, takes S's gap at 0. The decreasing-lifetime order places the
+// equally long B, M, S by size instead: B at 0, M at 1024, S at 1152.
+TEST(HeapSimulatorTest, AllocationOrderPlacesEachBufferAsItComes) {
+  const std::vector<HeapEvent> events = {
+      {HeapEvent::kAlloc, 0, 16, 0},   {HeapEvent::kAlloc, 1, 1000, 0},
+      {HeapEvent::kAlloc, 2, 100, 0},  {HeapEvent::kFree, 0, 16, 0},
+      {HeapEvent::kAlloc, 3, 50, 0},   {HeapEvent::kFree, 1, 1000, 0},
+      {HeapEvent::kFree, 2, 100, 0},   {HeapEvent::kFree, 3, 50, 0},
+  };
+  const HeapResult online = BestHeap(events, 4, 64, target::HeapOrders::kAllocationOnly);
+  EXPECT_EQ(online.offsets, (std::vector<int64_t>{0, 64, 1088, 0}));
+  EXPECT_EQ(online.heap_size, 1188);
+  const HeapResult temporal =
+      GlobalDecreasingSizeBestFit(events, 4, 64, HeapOrder::kTemporal);
+  EXPECT_EQ(temporal.offsets[1], 0);
+  EXPECT_EQ(temporal.offsets[2], 1024);
+  EXPECT_EQ(temporal.offsets[0], 1152);
+}
+
 // ShareWith puts a buffer in another's chunk; the shared chunk counts once.
 TEST(HeapSimulatorTest, SharedChunkCountsOnce) {
   const std::vector<HeapEvent> events = {
@@ -289,7 +312,7 @@ TEST(HeapSimulatorTest, RandomLifetimesNeverOverlap) {
       events.push_back({HeapEvent::kFree, id, size[id], 0});
     }
   }
-  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
+  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
     const HeapResult heap = GlobalDecreasingSizeBestFit(events, kBuffers, 64, order);
     int overlaps = 0;
     for (uint32_t a = 0; a < kBuffers; ++a) {
@@ -338,7 +361,7 @@ TEST(HeapSimulatorTest, WideEventTimesLayOutAlike) {
     for (uint32_t id : live) events.push_back({HeapEvent::kFree, id, size[id], 0});
     if (buffers > 30) EXPECT_GT(shared, 0);
     for (HeapOrder order :
-         {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
+         {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
       const HeapResult narrow = GlobalDecreasingSizeBestFit(events, buffers, 64, order);
       const HeapResult wide =
           heap_internal::GlobalDecreasingSizeBestFitWide(events, buffers, 64, order);

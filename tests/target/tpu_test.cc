@@ -120,10 +120,13 @@ TEST(TpuTargetTest, NamesAndDevice) {
   EXPECT_FALSE(bare->device().has_value());
 }
 
-// Temps enter donated parameters only past the HBM XLA:TPU offers, which
-// a bare target does not know.
-TEST(TpuTargetTest, DonatedParameterReuse) {
+// HBM is laid out as XLA:TPU allocates, online; VMEM by the smaller of
+// the offline orders. Temps enter donated parameters only past the HBM
+// XLA:TPU offers, which a bare target does not know.
+TEST(TpuTargetTest, HeapOrdersAndDonatedParameterReuse) {
   const std::unique_ptr<Target> v6e = MakeTpuTarget(FindTpuGeneration("v6e"));
+  EXPECT_EQ(v6e->heap_orders(0), HeapOrders::kAllocationOnly);
+  EXPECT_EQ(v6e->heap_orders(1), HeapOrders::kSmallerOfBoth);
   EXPECT_FALSE(v6e->TempsShareOutputAllocations());
   EXPECT_EQ(v6e->DonatedParameterReuseAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
   EXPECT_EQ(MakeTpuTarget(nullptr)->DonatedParameterReuseAbove(), std::nullopt);
