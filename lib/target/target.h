@@ -78,6 +78,18 @@ class Target {
   // The colorer: a value's colour from its defining shape's layout.
   virtual int64_t ColorOf(const hlo::Shape& shape) const;
 
+  // A value the backend colours and sizes by where it is defined, not by
+  // its shape alone; nullopt leaves it to ColorOf and BufferBytes.
+  struct ValuePlacement {
+    int64_t color = 0;
+    int64_t size = 0;
+  };
+  virtual std::optional<ValuePlacement> PlaceValue(const hlo::Module& /*module*/,
+                                                   hlo::InstrId /*instruction*/,
+                                                   hlo::ShapeId /*shape*/) const {
+    return std::nullopt;
+  }
+
   // Chunk alignment in the heap of `color`, and between combined temps.
   virtual int64_t Alignment(int64_t color) const = 0;
 

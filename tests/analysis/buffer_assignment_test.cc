@@ -160,6 +160,106 @@ ENTRY e {
   EXPECT_EQ(big.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
+// XLA:TPU's SparseCore offload, as its dumps show it (jnp.histogram's
+// scatter-add): async-start() with no operands, which arrive at an
+// async-update ((operands...), output); the wrapped computations run
+// there, on the sparsecore thread, and start their call with an
+// async-start whose context is a u32[] in S(8). XLA:TPU's assignment puts
+// the scatter's result and its zeros (the in-place operand, update {0,0})
+// in one live-out allocation, and that inner call-start's tuple tables in
+// colour 7 at no size.
+TEST(BufferAssignmentTest, TpuSparseCoreOffloadTakesItsOperandsAtTheUpdate) {
+  const std::unique_ptr<target::Target> v5p =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
+  Assigned a = Assign(R"HLO(
+HloModule histogram, is_scheduled=true
+
+%region (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[]{:T(128)} parameter(0)
+  %b = f32[]{:T(128)} parameter(1)
+  ROOT %s = f32[]{:T(128)} add(%a, %b)
+}, execution_thread="sparsecore"
+
+%scatter_body (p0: f32[1024], p1: s32[4096], p2: f32[4096]) -> f32[1024] {
+  %p0 = f32[1024]{0:T(1024)} parameter(0)
+  %p1 = s32[4096]{0:T(1024)} parameter(1)
+  %p2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %scatter = f32[1024]{0:T(1024)} scatter(%p0, %p1, %p2), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%region
+}, execution_thread="sparsecore"
+
+%offloaded (q0: f32[1024], q1: s32[4096], q2: f32[4096]) -> f32[1024] {
+  %q0 = f32[1024]{0:T(1024)} parameter(0)
+  %q1 = s32[4096]{0:T(1024)} parameter(1)
+  %q2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %offload = f32[1024]{0:T(1024)} fusion(%q0, %q1, %q2), kind=kCustom, calls=%scatter_body
+}, execution_thread="sparsecore"
+
+%inner_async (r0: f32[1024], r1: s32[4096], r2: f32[4096]) -> f32[1024] {
+  %r0 = f32[1024]{0:T(1024)} parameter(0)
+  %r1 = s32[4096]{0:T(1024)} parameter(1)
+  %r2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %offload.call = f32[1024]{0:T(1024)} call(%r0, %r1, %r2), to_apply=%offloaded
+}, execution_thread="sparsecore"
+
+%called (s0: f32[1024], s1: s32[4096], s2: f32[4096]) -> f32[1024] {
+  %s0 = f32[1024]{0:T(1024)} parameter(0)
+  %s1 = s32[4096]{0:T(1024)} parameter(1)
+  %s2 = f32[4096]{0:T(1024)} parameter(2)
+  %call-start = ((f32[1024]{0:T(1024)}, s32[4096]{0:T(1024)}, f32[4096]{0:T(1024)}), f32[1024]{0:T(1024)}, u32[]{:S(8)}) async-start(%s0, %s1, %s2), async_execution_thread="sparsecore", calls=%inner_async
+  ROOT %call-done = f32[1024]{0:T(1024)} async-done(%call-start)
+}, execution_thread="sparsecore"
+
+%outer_async (t0: f32[1024], t1: s32[4096], t2: f32[4096]) -> f32[1024] {
+  %t0 = f32[1024]{0:T(1024)} parameter(0)
+  %t1 = s32[4096]{0:T(1024)} parameter(1)
+  %t2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %call = f32[1024]{0:T(1024)} call(%t0, %t1, %t2), to_apply=%called
+}, execution_thread="sparsecore"
+
+ENTRY %main (ids: s32[4096]) -> f32[1024] {
+  %ids = s32[4096]{0:T(1024)} parameter(0)
+  %one = f32[]{:T(128)} constant(1)
+  %zero = f32[]{:T(128)} constant(0)
+  %start = ((), (), (s32[1]{0:T(128)S(2)})) async-start(), async_execution_thread="sparsecore", calls=%outer_async
+  %ones = f32[4096]{0:T(1024)} broadcast(%one), dimensions={}
+  %init = f32[1024]{0:T(1024)} broadcast(%zero), dimensions={}
+  %update = ((f32[1024]{0:T(1024)}, s32[4096]{0:T(1024)}, f32[4096]{0:T(1024)}), f32[1024]{0:T(1024)}) async-update(%start, %init, %ids, %ones)
+  ROOT %done = f32[1024]{0:T(1024)} async-done(%update)
+}
+)HLO", *v5p);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  const hlo::Module& m = ba.module();
+  auto value_of = [&](absl::string_view name, const ShapeIndex& index) -> ValueId {
+    for (ValueId v = 0; v < df.values().size(); ++v) {
+      if (m.instr(df.value(v).instruction).name == name && df.value(v).index == index) return v;
+    }
+    ADD_FAILURE() << "no value " << name;
+    return 0;
+  };
+  const ValueId init = value_of("init", {});
+  const ValueId offload = value_of("offload", {});
+  EXPECT_EQ(df.buffer_of(init), df.buffer_of(offload));
+  const Allocation& out = ba.allocations()[static_cast<size_t>(
+      ba.allocation_of_buffer(df.buffer_of(init)))];
+  EXPECT_TRUE(out.maybe_live_out);
+  EXPECT_EQ(out.size, 4096);
+  // The offloaded scatter runs at the update, after `ones` is made.
+  EXPECT_GT(ba.live_range(offload).start, ba.live_range(value_of("ones", {})).start);
+  for (const ShapeIndex& index : {ShapeIndex{}, ShapeIndex{0}}) {
+    const HloValue& table = df.value(value_of("call-start", index));
+    EXPECT_EQ(table.color, 7);
+    EXPECT_EQ(table.size, 0);
+  }
+  EXPECT_EQ(ba.stats().color_bytes.at(7), 0);
+  // HBM: ids 16 KiB, out 4 KiB, two constants and the reducer's three
+  // thread-local scalars 512 B each, and the temps: `ones` and four 32-byte
+  // tables (start {} and {2}, update {} and {0}), each in a 16 KiB slot but
+  // the last.
+  EXPECT_EQ(ba.stats().color_bytes.at(0), 16384 + 4096 + 5 * 512 + 4 * 16384 + 32);
+}
+
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
 // update result are one buffer, the live-out output (1024 B), plus the
 // 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.
