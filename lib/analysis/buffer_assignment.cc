@@ -387,9 +387,20 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
+    // A target may assign tuple tables after every array buffer (XLA:TPU).
+    const bool tables_last = target_.TupleTablesAfterArrays();
+    std::vector<bool> is_table(df_->buffer_count(), false);
+    if (tables_last) {
+      for (BufferId b : candidates) {
+        for (ValueId v : df_->buffer_values(b)) {
+          if (m_.shapes.get(value(v).shape).is_tuple()) is_table[b] = true;
+        }
+      }
+    }
+    auto sort_size = [&](BufferId b) { return is_table[b] ? 0 : buffer_size(b); };
     std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
-      return std::make_tuple(-buffer_size(a), !df_->buffer_live_out(a), first_position[a], a) <
-             std::make_tuple(-buffer_size(b), !df_->buffer_live_out(b), first_position[b], b);
+      return std::make_tuple(-sort_size(a), !df_->buffer_live_out(a), first_position[a], a) <
+             std::make_tuple(-sort_size(b), !df_->buffer_live_out(b), first_position[b], b);
     });
 
     std::vector<int64_t> reusable;  // XLA's allocation_indices

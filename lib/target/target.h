@@ -111,6 +111,12 @@ class Target {
   // themselves, but lets temps into a donated parameter's allocation.
   virtual bool TempsShareOutputAllocations() const { return true; }
 
+  // Whether tuple tables are assigned after every array buffer, in post
+  // order, rather than by their size among the arrays. Only the order of
+  // their allocations changes, and with it which one ends the combined temp
+  // allocation unpadded.
+  virtual bool TupleTablesAfterArrays() const { return false; }
+
   // Where temps do not share outputs' allocations: the device-memory bytes
   // (all main-memory allocations) above which a temp may yet take a donated
   // parameter's allocation holding the same array. XLA:TPU keeps its temps

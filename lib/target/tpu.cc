@@ -198,6 +198,13 @@ class TpuTarget final : public Target {
            "not the assignment's temp and cannot be derived from the dump";
   }
 
+  // XLA:TPU creates its tuple tables' allocations after the arrays', in
+  // post order whatever their size: in a decode loop's combined temp, the
+  // 64-byte while tuple sits between the 32-byte copy-start tables of the
+  // entry computation and those of the loop body, and the last table
+  // escapes the 16 KiB padding.
+  bool TupleTablesAfterArrays() const override { return true; }
+
   bool TempsShareOutputAllocations() const override { return false; }
   // XLA:TPU lets a temp into a donated parameter's allocation (one holding
   // the parameter's array) only when the program exceeds the available HBM

@@ -3,7 +3,9 @@
 // XLA is ground_truth_test.cc.
 #include "lib/analysis/buffer_assignment.h"
 
+#include <map>
 #include <random>
+#include <string>
 
 #include "absl/strings/str_replace.h"
 
@@ -258,6 +260,39 @@ ENTRY %main (ids: s32[4096]) -> f32[1024] {
   // tables (start {} and {2}, update {} and {0}), each in a 16 KiB slot but
   // the last.
   EXPECT_EQ(ba.stats().color_bytes.at(0), 16384 + 4096 + 5 * 512 + 4 * 16384 + 32);
+}
+
+// XLA:TPU creates tuple tables' allocations after the arrays', in post
+// order: `small` (2 entries, 32 B on v5p) before `big` (9 entries, 64 B),
+// then the heap (n). Combined into one temp in that order, each table in a
+// 16 KiB slot: small at 0, big at 16 KiB, n at 32 KiB. By size, big would
+// come first.
+TEST(BufferAssignmentTest, TpuTupleTablesComeAfterArraysInPostOrder) {
+  const std::unique_ptr<target::Target> v5p =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
+  Assigned a = Assign(R"HLO(
+HloModule tables, is_scheduled=true
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0:T(1024)} parameter(0)
+  %small = (f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}) tuple(%p, %p)
+  %a = f32[1024]{0:T(1024)} get-tuple-element(%small), index=0
+  %n = f32[1024]{0:T(1024)} negate(%a)
+  %big = (f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}) tuple(%n, %n, %n, %n, %n, %n, %n, %n, %n)
+  %b = f32[1024]{0:T(1024)} get-tuple-element(%big), index=8
+  ROOT %r = f32[1024]{0:T(1024)} exponential(%b)
+}
+)HLO", *v5p);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+  }
+  EXPECT_EQ(offsets["small"], 0);
+  EXPECT_EQ(offsets["big"], 16384);
+  EXPECT_EQ(offsets["n"], 32768);
 }
 
 // A dynamic-update-slice writes into its operand 0: the broadcast and the

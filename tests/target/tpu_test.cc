@@ -128,6 +128,8 @@ TEST(TpuTargetTest, HeapOrdersAndDonatedParameterReuse) {
   EXPECT_EQ(v6e->heap_orders(0), HeapOrders::kAllocationOnly);
   EXPECT_EQ(v6e->heap_orders(1), HeapOrders::kSmallerOfBoth);
   EXPECT_FALSE(v6e->TempsShareOutputAllocations());
+  EXPECT_TRUE(v6e->TupleTablesAfterArrays());
+  EXPECT_FALSE(MakeCpuTarget()->TupleTablesAfterArrays());
   EXPECT_EQ(v6e->DonatedParameterReuseAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
   EXPECT_EQ(MakeTpuTarget(nullptr)->DonatedParameterReuseAbove(), std::nullopt);
   EXPECT_EQ(MakeCpuTarget()->DonatedParameterReuseAbove(), std::nullopt);
