@@ -164,11 +164,11 @@ class BufferAssigner {
     }
     ComputeLiveRanges();
     Assign();
-    // A target that keeps temps out of donated parameters unless the
-    // program would not fit otherwise assigns again, letting them in.
-    const std::optional<int64_t> limit = target_.DonatedParameterReuseAbove();
+    // A target that tries harder for a program that would not fit
+    // otherwise assigns again.
+    const std::optional<int64_t> limit = target_.TightAssignmentAbove();
     if (limit && MainMemoryBytes() > *limit) {
-      temps_in_donated_parameters_ = true;
+      tight_ = true;
       Assign();
     }
     return absl::OkStatus();
@@ -338,7 +338,7 @@ class BufferAssigner {
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
     if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
-        !(temps_in_donated_parameters_ && IsDonatedParameterOfSameArray(a, b))) {
+        !(tight_ && IsDonatedParameterOfSameArray(a, b))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }
@@ -611,7 +611,8 @@ class BufferAssigner {
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
     HeapResult heap =
-        BestHeap(events, id_count, target_.Alignment(color), target_.heap_orders(color));
+        BestHeap(events, id_count, target_.Alignment(color),
+                 tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color));
     for (const HeapEvent& e : events) {
       heap_events_.push_back(e);
       heap_events_.back().buffer += heap_value_count_;
@@ -740,9 +741,9 @@ class BufferAssigner {
   std::vector<BufferId> deferred_;
   std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
   uint32_t heap_value_count_ = 0;
-  // Whether a temp may take a donated parameter's allocation where the
-  // target keeps temps out of outputs (TempsShareOutputAllocations).
-  bool temps_in_donated_parameters_ = false;
+  // The second, tighter assignment of a program over the target's limit
+  // (TightAssignmentAbove).
+  bool tight_ = false;
 };
 
 std::string FormatAllocations(const BufferAssignment& assignment) {

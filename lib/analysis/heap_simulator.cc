@@ -358,6 +358,12 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
   if (orders == target::HeapOrders::kAllocationOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
   }
+  if (orders == target::HeapOrders::kSmallestOfAll) {
+    HeapResult best = BestHeap(events, id_count, alignment, target::HeapOrders::kSmallerOfBoth);
+    HeapResult allocation =
+        GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
+    return allocation.heap_size <= best.heap_size ? std::move(allocation) : std::move(best);
+  }
   // The two orders are independent; lay them out side by side.
   HeapResult temporal;
   std::thread worker([&] {

@@ -47,7 +47,8 @@ HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
 
 // The heap in the orders a target asks for: by default both, the smaller
 // heap winning and ties going to spatial (XLA's ChooseBestHeapAlgorithm over
-// the two); or the temporal or allocation order alone.
+// the two); the temporal or allocation order alone; or the smallest of
+// all three.
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth);
 

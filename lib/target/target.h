@@ -61,6 +61,8 @@ enum class HeapOrders : uint8_t {
   // Online best fit: each buffer placed when it is allocated, among the
   // chunks live then (XLA:TPU's HBM heap).
   kAllocationOnly,
+  // The smallest of the allocation, temporal and spatial orders.
+  kSmallestOfAll,
 };
 
 class Target {
@@ -117,12 +119,14 @@ class Target {
   // allocation unpadded.
   virtual bool TupleTablesAfterArrays() const { return false; }
 
-  // Where temps do not share outputs' allocations: the device-memory bytes
-  // (all main-memory allocations) above which a temp may yet take a donated
-  // parameter's allocation holding the same array. XLA:TPU keeps its temps
-  // out of donated parameters unless the program would not fit otherwise.
+  // The device-memory bytes (all main-memory allocations) above which the
+  // backend assigns the program again, trying harder to fit it: a temp may
+  // then take a donated parameter's allocation holding the same array
+  // (where temps do not share outputs' allocations), and each heap is laid
+  // out in tight_heap_orders. XLA:TPU does so past its available HBM.
   // nullopt: never.
-  virtual std::optional<int64_t> DonatedParameterReuseAbove() const { return std::nullopt; }
+  virtual std::optional<int64_t> TightAssignmentAbove() const { return std::nullopt; }
+  virtual HeapOrders tight_heap_orders(int64_t color) const { return heap_orders(color); }
 
   // In-place pairs the backend adds to XLA's generic ones for `instruction`
   // (GetInPlaceInputOutputPairs): they join the two values' buffers.
