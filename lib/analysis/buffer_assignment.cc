@@ -162,20 +162,44 @@ class BufferAssigner {
         out_->buffer_sizes_[b] = std::max(out_->buffer_sizes_[b], df_->value(v).size);
       }
     }
-    out_->allocation_of_buffer_.assign(buffers, -1);
-    out_->offset_of_value_.assign(df_->values().size(), -1);
-
     ComputeLiveRanges();
+    Assign();
+    // A target that tries harder for a program that would not fit
+    // otherwise assigns again.
+    const std::optional<int64_t> limit = target_.TightAssignmentAbove();
+    if (limit && MainMemoryBytes() > *limit) {
+      tight_ = true;
+      Assign();
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Everything after the live ranges, from a blank assignment.
+  void Assign() {
+    out_->allocations_.clear();
+    out_->stats_ = AssignmentStats{};
+    out_->allocation_of_buffer_.assign(df_->buffer_count(), -1);
+    out_->offset_of_value_.assign(df_->values().size(), -1);
+    deferred_.clear();
+    heap_events_.clear();
+    heap_value_count_ = 0;
     AssignGlobalBuffers();
     AssignHeap();
     AssignThreadLocalBuffers();
     MarkLiveOut();
     CombineTemps();
     ComputeStats();
-    return absl::OkStatus();
   }
 
- private:
+  int64_t MainMemoryBytes() const {
+    int64_t bytes = 0;
+    for (const auto& [color, size] : out_->stats_.color_bytes) {
+      if (target_.Space(color).is_main) bytes += size;
+    }
+    return bytes;
+  }
+
   const HloValue& value(ValueId v) const { return df_->value(v); }
   const LiveRange& range(ValueId v) const { return out_->ranges_[v]; }
   int64_t buffer_size(BufferId b) const { return out_->buffer_sizes_[b]; }
@@ -314,7 +338,7 @@ class BufferAssigner {
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
     if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
-        !IsDonatedParameterOfSameArray(a, b)) {
+        !(tight_ && IsDonatedParameterOfSameArray(a, b))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }
@@ -363,9 +387,20 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
+    // A target may assign tuple tables after every array buffer (XLA:TPU).
+    const bool tables_last = target_.TupleTablesAfterArrays();
+    std::vector<bool> is_table(df_->buffer_count(), false);
+    if (tables_last) {
+      for (BufferId b : candidates) {
+        for (ValueId v : df_->buffer_values(b)) {
+          if (m_.shapes.get(value(v).shape).is_tuple()) is_table[b] = true;
+        }
+      }
+    }
+    auto sort_size = [&](BufferId b) { return is_table[b] ? 0 : buffer_size(b); };
     std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
-      return std::make_tuple(-buffer_size(a), !df_->buffer_live_out(a), first_position[a], a) <
-             std::make_tuple(-buffer_size(b), !df_->buffer_live_out(b), first_position[b], b);
+      return std::make_tuple(-sort_size(a), !df_->buffer_live_out(a), first_position[a], a) <
+             std::make_tuple(-sort_size(b), !df_->buffer_live_out(b), first_position[b], b);
     });
 
     std::vector<int64_t> reusable;  // XLA's allocation_indices
@@ -576,7 +611,8 @@ class BufferAssigner {
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
     HeapResult heap =
-        BestHeap(events, id_count, target_.Alignment(color), target_.heap_orders(color));
+        BestHeap(events, id_count, target_.Alignment(color),
+                 tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color));
     for (const HeapEvent& e : events) {
       heap_events_.push_back(e);
       heap_events_.back().buffer += heap_value_count_;
@@ -705,6 +741,9 @@ class BufferAssigner {
   std::vector<BufferId> deferred_;
   std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
   uint32_t heap_value_count_ = 0;
+  // The second, tighter assignment of a program over the target's limit
+  // (TightAssignmentAbove).
+  bool tight_ = false;
 };
 
 std::string FormatAllocations(const BufferAssignment& assignment) {

@@ -141,6 +141,19 @@ FlatSchedule FlattenSchedule(const Module& m) {
       std::vector<CompId> to_flatten;
       if (op == Opcode::kWhile) {
         to_flatten = {m.callee(i, CallRole::kCondition), m.callee(i, CallRole::kBody)};
+      } else if (op == Opcode::kAsyncStart && m.operands(i).empty() &&
+                 m.callee(i, CallRole::kCalls) != hlo::kNoId &&
+                 !m.parameters(m.callee(i, CallRole::kCalls)).empty()) {
+        // XLA:TPU's SparseCore offload: the operands arrive at an
+        // async-update, where the wrapped computation runs.
+      } else if (op == Opcode::kAsyncUpdate && m.operands(i).size() > 1) {
+        InstrId start = m.operands(i)[0];
+        while (m.instr(start).opcode == Opcode::kAsyncUpdate && !m.operands(start).empty()) {
+          start = m.operands(start)[0];
+        }
+        if (m.instr(start).opcode == Opcode::kAsyncStart) {
+          to_flatten.push_back(m.callee(start, CallRole::kCalls));
+        }
       } else if (op == Opcode::kCall || op == Opcode::kConditional ||
                  op == Opcode::kAsyncStart) {
         for (const hlo::Callee& callee : m.callees(i)) to_flatten.push_back(callee.computation);
@@ -616,9 +629,46 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
       case Opcode::kAddDependency:
       case Opcode::kCopy:
       case Opcode::kAllReduceDone:
-      case Opcode::kAsyncUpdate:
         if (!ops.empty()) link(whole(i), whole(ops[0]));
         break;
+      case Opcode::kAsyncUpdate: {
+        if (ops.size() <= 1) {
+          if (!ops.empty()) link(whole(i), whole(ops[0]));
+          break;
+        }
+        // XLA:TPU's SparseCore offload starts with no operands,
+        // async-start(), and hands them over at an update:
+        // ((operands...), output) = async-update(start, operands...). The
+        // update's {0, k} and the wrapped computation's parameter k are
+        // operand k + 1; its {1} is the wrapped root.
+        InstrId start = ops[0];
+        while (m.instr(start).opcode == Opcode::kAsyncUpdate && !m.operands(start).empty()) {
+          start = m.operands(start)[0];
+        }
+        const auto arguments = subtree(i, 0);
+        const hlo::Shape& update = m.shape_of(i);
+        const CompId wrapped = m.instr(start).opcode == Opcode::kAsyncStart
+                                   ? m.callee(start, CallRole::kCalls)
+                                   : hlo::kNoId;
+        const auto params =
+            wrapped == hlo::kNoId ? absl::Span<const InstrId>() : m.parameters(wrapped);
+        for (size_t k = 1; k < ops.size(); ++k) {
+          if (arguments.first != kNone && update.tuple_elements.size() > 0) {
+            const hlo::Shape& args = m.shapes.get(update.tuple_elements[0]);
+            if (args.is_tuple() && k - 1 < args.tuple_elements.size()) {
+              const uint32_t off = layout.child_offset(update.tuple_elements[0],
+                                                       static_cast<int64_t>(k - 1));
+              link({arguments.first + off, layout.count(args.tuple_elements[k - 1])},
+                   whole(ops[k]));
+            }
+          }
+          if (k - 1 < params.size() && params[k - 1] != hlo::kNoId) {
+            link(whole(params[k - 1]), whole(ops[k]));
+          }
+        }
+        if (wrapped != hlo::kNoId) link(subtree(i, 1), whole(m.comp(wrapped).root));
+        break;
+      }
       case Opcode::kTuple:
         for (size_t k = 0; k < ops.size(); ++k) link(subtree(i, static_cast<int64_t>(k)), whole(ops[k]));
         break;
@@ -818,8 +868,13 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
   }
   for (HloValue& v : df.values_) {
     v.index = df.IndexOf(v.node);
-    v.size = target.BufferBytes(m.shapes, v.shape);
-    v.color = target.ColorOf(m.shapes.get(v.shape));
+    if (const auto placed = target.PlaceValue(m, v.instruction, v.shape)) {
+      v.size = placed->size;
+      v.color = placed->color;
+    } else {
+      v.size = target.BufferBytes(m.shapes, v.shape);
+      v.color = target.ColorOf(m.shapes.get(v.shape));
+    }
   }
 
   // Positions: the defining one first, then the others in node order.

@@ -321,6 +321,7 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
       return std::make_tuple(-x.size, x.start - x.end, a) <
              std::make_tuple(-y.size, y.start - y.end, b);
     }
+    if (order == HeapOrder::kAllocation) return x.start < y.start;  // unique ticks
     return std::make_tuple(x.start - max_end[a], -x.size, a) <
            std::make_tuple(y.start - max_end[b], -y.size, b);
   });
@@ -353,6 +354,15 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
                     target::HeapOrders orders) {
   if (orders == target::HeapOrders::kTemporalOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
+  }
+  if (orders == target::HeapOrders::kAllocationOnly) {
+    return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
+  }
+  if (orders == target::HeapOrders::kSmallestOfAll) {
+    HeapResult best = BestHeap(events, id_count, alignment, target::HeapOrders::kSmallerOfBoth);
+    HeapResult allocation =
+        GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
+    return allocation.heap_size <= best.heap_size ? std::move(allocation) : std::move(best);
   }
   // The two orders are independent; lay them out side by side.
   HeapResult temporal;

@@ -1,6 +1,7 @@
 // XLA's heap simulator: an event stream (alloc / free / share-with) laid
 // out offline by GlobalDecreasingSizeBestFitHeap, once with the spatial and
-// once with the temporal ordering; the smaller heap wins.
+// once with the temporal ordering; the smaller heap wins. A target may ask
+// for one order alone, or for the allocation order (XLA:TPU's HBM).
 #ifndef HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_
 #define HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_
 
@@ -25,10 +26,12 @@ struct HeapResult {
   std::vector<int64_t> offsets;
 };
 
-enum class HeapOrder { kSpatial, kTemporal };
+enum class HeapOrder { kSpatial, kTemporal, kAllocation };
 
-// Lays out `events` with best-fit in decreasing size (kSpatial) or
-// decreasing lifetime (kTemporal) order. `id_count` bounds the ids used.
+// Lays out `events` with best-fit in decreasing size (kSpatial),
+// decreasing lifetime (kTemporal) or allocation (kAllocation) order; the
+// last is an online best-fit allocator, each buffer placed when allocated
+// among the chunks still live. `id_count` bounds the ids used.
 HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
                                        uint32_t id_count, int64_t alignment,
                                        HeapOrder order);
@@ -44,7 +47,8 @@ HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
 
 // The heap in the orders a target asks for: by default both, the smaller
 // heap winning and ties going to spatial (XLA's ChooseBestHeapAlgorithm over
-// the two); or the temporal order alone.
+// the two); the temporal or allocation order alone; or the smallest of
+// all three.
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth);
 

@@ -57,7 +57,12 @@ struct InPlaceAlias {
 // Which orders the heap simulator lays a colour's heap out in.
 enum class HeapOrders : uint8_t {
   kSmallerOfBoth,  // XLA's ChooseBestHeapAlgorithm: temporal and spatial
-  kTemporalOnly,   // what XLA:TPU's assignments match
+  kTemporalOnly,
+  // Online best fit: each buffer placed when it is allocated, among the
+  // chunks live then (XLA:TPU's HBM heap).
+  kAllocationOnly,
+  // The smallest of the allocation, temporal and spatial orders.
+  kSmallestOfAll,
 };
 
 class Target {
@@ -74,6 +79,18 @@ class Target {
 
   // The colorer: a value's colour from its defining shape's layout.
   virtual int64_t ColorOf(const hlo::Shape& shape) const;
+
+  // A value the backend colours and sizes by where it is defined, not by
+  // its shape alone; nullopt leaves it to ColorOf and BufferBytes.
+  struct ValuePlacement {
+    int64_t color = 0;
+    int64_t size = 0;
+  };
+  virtual std::optional<ValuePlacement> PlaceValue(const hlo::Module& /*module*/,
+                                                   hlo::InstrId /*instruction*/,
+                                                   hlo::ShapeId /*shape*/) const {
+    return std::nullopt;
+  }
 
   // Chunk alignment in the heap of `color`, and between combined temps.
   virtual int64_t Alignment(int64_t color) const = 0;
@@ -95,6 +112,21 @@ class Target {
   // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs to
   // themselves, but lets temps into a donated parameter's allocation.
   virtual bool TempsShareOutputAllocations() const { return true; }
+
+  // Whether tuple tables are assigned after every array buffer, in post
+  // order, rather than by their size among the arrays. Only the order of
+  // their allocations changes, and with it which one ends the combined temp
+  // allocation unpadded.
+  virtual bool TupleTablesAfterArrays() const { return false; }
+
+  // The device-memory bytes (all main-memory allocations) above which the
+  // backend assigns the program again, trying harder to fit it: a temp may
+  // then take a donated parameter's allocation holding the same array
+  // (where temps do not share outputs' allocations), and each heap is laid
+  // out in tight_heap_orders. XLA:TPU does so past its available HBM.
+  // nullopt: never.
+  virtual std::optional<int64_t> TightAssignmentAbove() const { return std::nullopt; }
+  virtual HeapOrders tight_heap_orders(int64_t color) const { return heap_orders(color); }
 
   // In-place pairs the backend adds to XLA's generic ones for `instruction`
   // (GetInPlaceInputOutputPairs): they join the two values' buffers.

@@ -3,12 +3,17 @@
 // XLA is ground_truth_test.cc.
 #include "lib/analysis/buffer_assignment.h"
 
+#include <map>
 #include <random>
+#include <string>
+
+#include "absl/strings/str_replace.h"
 
 #include "gtest/gtest.h"
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/memory_profile.h"
 #include "lib/hlo/text_parser.h"
+#include "lib/target/tpu.h"
 
 namespace hlomem::analysis {
 namespace {
@@ -18,7 +23,8 @@ struct Assigned {
   std::unique_ptr<BufferAssignment> assignment;
 };
 
-Assigned Assign(absl::string_view text) {
+Assigned Assign(absl::string_view text,
+                const target::Target& target = target::DefaultTarget()) {
   Assigned out;
   auto modules = hlo::ParseHloString(text, "test.hlo");
   if (!modules.ok()) {
@@ -26,7 +32,7 @@ Assigned Assign(absl::string_view text) {
     return out;
   }
   out.modules = std::move(*modules);
-  auto assignment = BufferAssignment::Run(out.modules.front());
+  auto assignment = BufferAssignment::Run(out.modules.front(), target);
   if (!assignment.ok()) {
     ADD_FAILURE() << assignment.status().message();
     return out;
@@ -117,6 +123,178 @@ ENTRY e {
   EXPECT_EQ(st.alias_bytes, 1024);
 }
 
+// XLA:TPU keeps temps out of donated parameters unless the program would
+// not fit otherwise. p0 and p1 are donated to o0 and o1; c0 and c1 are
+// layout copies (not the parameters' layout, the same array), s their sum.
+// c1 kills p1, c0 kills p0; c0 (live [t3, t4]) could sit in p1's allocation
+// before o1 is written. v5e offers 15.75 GiB: at 4 MiB an array, the
+// program fits with c1, c0 and s in the heap (s takes c1's chunk): 4 arrays
+// of parameters and 2 of heap. At 4 GiB it would need 16 GiB that way, so
+// c0 goes into p1's allocation: 12 GiB.
+TEST(BufferAssignmentTest, TpuTempsTakeDonatedParametersOnlyWhenOverHbm) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  auto program = [](absl::string_view dims) {
+    return absl::StrReplaceAll(R"(
+HloModule donate, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[DIMS]{1,0:T(8,128)} parameter(0)
+  p1 = f32[DIMS]{1,0:T(8,128)} parameter(1)
+  c1 = f32[DIMS]{0,1:T(8,128)} copy(p1)
+  c0 = f32[DIMS]{0,1:T(8,128)} copy(p0)
+  s = f32[DIMS]{0,1:T(8,128)} add(c0, c1)
+  o0 = f32[DIMS]{1,0:T(8,128)} copy(s)
+  o1 = f32[DIMS]{1,0:T(8,128)} negate(o0)
+  ROOT t = (f32[DIMS]{1,0:T(8,128)}, f32[DIMS]{1,0:T(8,128)}) tuple(o0, o1)
+}
+)",
+                               {{"DIMS", dims}});
+  };
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  Assigned small = Assign(program("1024,1024"), *v5e);
+  ASSERT_NE(small.assignment, nullptr);
+  EXPECT_EQ(small.assignment->stats().temp_bytes, 8 * kMiB);
+  Assigned big = Assign(program("32768,32768"), *v5e);
+  ASSERT_NE(big.assignment, nullptr);
+  EXPECT_EQ(big.assignment->stats().temp_bytes, 4 * kGiB);
+  EXPECT_EQ(big.assignment->stats().argument_bytes, 8 * kGiB);
+}
+
+// XLA:TPU's SparseCore offload, as its dumps show it (jnp.histogram's
+// scatter-add): async-start() with no operands, which arrive at an
+// async-update ((operands...), output); the wrapped computations run
+// there, on the sparsecore thread, and start their call with an
+// async-start whose context is a u32[] in S(8). XLA:TPU's assignment puts
+// the scatter's result and its zeros (the in-place operand, update {0,0})
+// in one live-out allocation, and that inner call-start's tuple tables in
+// colour 7 at no size.
+TEST(BufferAssignmentTest, TpuSparseCoreOffloadTakesItsOperandsAtTheUpdate) {
+  const std::unique_ptr<target::Target> v5p =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
+  Assigned a = Assign(R"HLO(
+HloModule histogram, is_scheduled=true
+
+%region (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[]{:T(128)} parameter(0)
+  %b = f32[]{:T(128)} parameter(1)
+  ROOT %s = f32[]{:T(128)} add(%a, %b)
+}, execution_thread="sparsecore"
+
+%scatter_body (p0: f32[1024], p1: s32[4096], p2: f32[4096]) -> f32[1024] {
+  %p0 = f32[1024]{0:T(1024)} parameter(0)
+  %p1 = s32[4096]{0:T(1024)} parameter(1)
+  %p2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %scatter = f32[1024]{0:T(1024)} scatter(%p0, %p1, %p2), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%region
+}, execution_thread="sparsecore"
+
+%offloaded (q0: f32[1024], q1: s32[4096], q2: f32[4096]) -> f32[1024] {
+  %q0 = f32[1024]{0:T(1024)} parameter(0)
+  %q1 = s32[4096]{0:T(1024)} parameter(1)
+  %q2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %offload = f32[1024]{0:T(1024)} fusion(%q0, %q1, %q2), kind=kCustom, calls=%scatter_body
+}, execution_thread="sparsecore"
+
+%inner_async (r0: f32[1024], r1: s32[4096], r2: f32[4096]) -> f32[1024] {
+  %r0 = f32[1024]{0:T(1024)} parameter(0)
+  %r1 = s32[4096]{0:T(1024)} parameter(1)
+  %r2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %offload.call = f32[1024]{0:T(1024)} call(%r0, %r1, %r2), to_apply=%offloaded
+}, execution_thread="sparsecore"
+
+%called (s0: f32[1024], s1: s32[4096], s2: f32[4096]) -> f32[1024] {
+  %s0 = f32[1024]{0:T(1024)} parameter(0)
+  %s1 = s32[4096]{0:T(1024)} parameter(1)
+  %s2 = f32[4096]{0:T(1024)} parameter(2)
+  %call-start = ((f32[1024]{0:T(1024)}, s32[4096]{0:T(1024)}, f32[4096]{0:T(1024)}), f32[1024]{0:T(1024)}, u32[]{:S(8)}) async-start(%s0, %s1, %s2), async_execution_thread="sparsecore", calls=%inner_async
+  ROOT %call-done = f32[1024]{0:T(1024)} async-done(%call-start)
+}, execution_thread="sparsecore"
+
+%outer_async (t0: f32[1024], t1: s32[4096], t2: f32[4096]) -> f32[1024] {
+  %t0 = f32[1024]{0:T(1024)} parameter(0)
+  %t1 = s32[4096]{0:T(1024)} parameter(1)
+  %t2 = f32[4096]{0:T(1024)} parameter(2)
+  ROOT %call = f32[1024]{0:T(1024)} call(%t0, %t1, %t2), to_apply=%called
+}, execution_thread="sparsecore"
+
+ENTRY %main (ids: s32[4096]) -> f32[1024] {
+  %ids = s32[4096]{0:T(1024)} parameter(0)
+  %one = f32[]{:T(128)} constant(1)
+  %zero = f32[]{:T(128)} constant(0)
+  %start = ((), (), (s32[1]{0:T(128)S(2)})) async-start(), async_execution_thread="sparsecore", calls=%outer_async
+  %ones = f32[4096]{0:T(1024)} broadcast(%one), dimensions={}
+  %init = f32[1024]{0:T(1024)} broadcast(%zero), dimensions={}
+  %update = ((f32[1024]{0:T(1024)}, s32[4096]{0:T(1024)}, f32[4096]{0:T(1024)}), f32[1024]{0:T(1024)}) async-update(%start, %init, %ids, %ones)
+  ROOT %done = f32[1024]{0:T(1024)} async-done(%update)
+}
+)HLO", *v5p);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  const hlo::Module& m = ba.module();
+  auto value_of = [&](absl::string_view name, const ShapeIndex& index) -> ValueId {
+    for (ValueId v = 0; v < df.values().size(); ++v) {
+      if (m.instr(df.value(v).instruction).name == name && df.value(v).index == index) return v;
+    }
+    ADD_FAILURE() << "no value " << name;
+    return 0;
+  };
+  const ValueId init = value_of("init", {});
+  const ValueId offload = value_of("offload", {});
+  EXPECT_EQ(df.buffer_of(init), df.buffer_of(offload));
+  const Allocation& out = ba.allocations()[static_cast<size_t>(
+      ba.allocation_of_buffer(df.buffer_of(init)))];
+  EXPECT_TRUE(out.maybe_live_out);
+  EXPECT_EQ(out.size, 4096);
+  // The offloaded scatter runs at the update, after `ones` is made.
+  EXPECT_GT(ba.live_range(offload).start, ba.live_range(value_of("ones", {})).start);
+  for (const ShapeIndex& index : {ShapeIndex{}, ShapeIndex{0}}) {
+    const HloValue& table = df.value(value_of("call-start", index));
+    EXPECT_EQ(table.color, 7);
+    EXPECT_EQ(table.size, 0);
+  }
+  EXPECT_EQ(ba.stats().color_bytes.at(7), 0);
+  // HBM: ids 16 KiB, out 4 KiB, two constants and the reducer's three
+  // thread-local scalars 512 B each, and the temps: `ones` and four 32-byte
+  // tables (start {} and {2}, update {} and {0}), each in a 16 KiB slot but
+  // the last.
+  EXPECT_EQ(ba.stats().color_bytes.at(0), 16384 + 4096 + 5 * 512 + 4 * 16384 + 32);
+}
+
+// XLA:TPU creates tuple tables' allocations after the arrays', in post
+// order: `small` (2 entries, 32 B on v5p) before `big` (9 entries, 64 B),
+// then the heap (n). Combined into one temp in that order, each table in a
+// 16 KiB slot: small at 0, big at 16 KiB, n at 32 KiB. By size, big would
+// come first.
+TEST(BufferAssignmentTest, TpuTupleTablesComeAfterArraysInPostOrder) {
+  const std::unique_ptr<target::Target> v5p =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
+  Assigned a = Assign(R"HLO(
+HloModule tables, is_scheduled=true
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0:T(1024)} parameter(0)
+  %small = (f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}) tuple(%p, %p)
+  %a = f32[1024]{0:T(1024)} get-tuple-element(%small), index=0
+  %n = f32[1024]{0:T(1024)} negate(%a)
+  %big = (f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}) tuple(%n, %n, %n, %n, %n, %n, %n, %n, %n)
+  %b = f32[1024]{0:T(1024)} get-tuple-element(%big), index=8
+  ROOT %r = f32[1024]{0:T(1024)} exponential(%b)
+}
+)HLO", *v5p);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+  }
+  EXPECT_EQ(offsets["small"], 0);
+  EXPECT_EQ(offsets["big"], 16384);
+  EXPECT_EQ(offsets["n"], 32768);
+}
+
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
 // update result are one buffer, the live-out output (1024 B), plus the
 // 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.
@@ -205,6 +383,35 @@ TEST(HeapSimulatorTest, BestFitWithAlignment) {
   EXPECT_EQ(LiveBytesPeak(events, 3), 200);
 }
 
+// XLA:TPU's HBM heap: each buffer placed when it is allocated, best fit
+// among the chunks live then. A multi-output fusion's leaves S (16 B, dies
+// first), B (1000 B) and M (100 B, dies last), allocated in that order:
+// S at 0, B at 64, M at 64 + 1024 = 1088; T (50 B), allocated after S is
+// freed, takes S's gap at 0. The decreasing-lifetime order places the
+// equally long B, M, S by size instead: B at 0, M at 1024, S at 1152.
+TEST(HeapSimulatorTest, AllocationOrderPlacesEachBufferAsItComes) {
+  const std::vector<HeapEvent> events = {
+      {HeapEvent::kAlloc, 0, 16, 0},   {HeapEvent::kAlloc, 1, 1000, 0},
+      {HeapEvent::kAlloc, 2, 100, 0},  {HeapEvent::kFree, 0, 16, 0},
+      {HeapEvent::kAlloc, 3, 50, 0},   {HeapEvent::kFree, 1, 1000, 0},
+      {HeapEvent::kFree, 2, 100, 0},   {HeapEvent::kFree, 3, 50, 0},
+  };
+  const HeapResult online = BestHeap(events, 4, 64, target::HeapOrders::kAllocationOnly);
+  EXPECT_EQ(online.offsets, (std::vector<int64_t>{0, 64, 1088, 0}));
+  EXPECT_EQ(online.heap_size, 1188);
+  const HeapResult temporal =
+      GlobalDecreasingSizeBestFit(events, 4, 64, HeapOrder::kTemporal);
+  EXPECT_EQ(temporal.offsets[1], 0);
+  EXPECT_EQ(temporal.offsets[2], 1024);
+  EXPECT_EQ(temporal.offsets[0], 1152);
+  // T then goes to S's slot, at 1152: 1202 B. Both offline orders need
+  // that, so the smallest of all three is the allocation order's.
+  EXPECT_EQ(temporal.heap_size, 1202);
+  EXPECT_EQ(BestHeap(events, 4, 64, target::HeapOrders::kSmallerOfBoth).heap_size, 1202);
+  EXPECT_EQ(BestHeap(events, 4, 64, target::HeapOrders::kSmallestOfAll).offsets,
+            online.offsets);
+}
+
 // ShareWith puts a buffer in another's chunk; the shared chunk counts once.
 TEST(HeapSimulatorTest, SharedChunkCountsOnce) {
   const std::vector<HeapEvent> events = {
@@ -246,7 +453,7 @@ TEST(HeapSimulatorTest, RandomLifetimesNeverOverlap) {
       events.push_back({HeapEvent::kFree, id, size[id], 0});
     }
   }
-  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
+  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
     const HeapResult heap = GlobalDecreasingSizeBestFit(events, kBuffers, 64, order);
     int overlaps = 0;
     for (uint32_t a = 0; a < kBuffers; ++a) {
@@ -260,7 +467,7 @@ TEST(HeapSimulatorTest, RandomLifetimesNeverOverlap) {
         overlaps += live_together && share_bytes;
       }
     }
-    EXPECT_EQ(overlaps, 0) << (order == HeapOrder::kSpatial ? "spatial" : "temporal");
+    EXPECT_EQ(overlaps, 0) << static_cast<int>(order);
   }
 }
 
@@ -294,7 +501,8 @@ TEST(HeapSimulatorTest, WideEventTimesLayOutAlike) {
     }
     for (uint32_t id : live) events.push_back({HeapEvent::kFree, id, size[id], 0});
     if (buffers > 30) EXPECT_GT(shared, 0);
-    for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal}) {
+    for (HeapOrder order :
+         {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
       const HeapResult narrow = GlobalDecreasingSizeBestFit(events, buffers, 64, order);
       const HeapResult wide =
           heap_internal::GlobalDecreasingSizeBestFitWide(events, buffers, 64, order);
