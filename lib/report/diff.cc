@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace hlomem::report {
@@ -53,6 +54,47 @@ std::vector<detect::Finding> FindingsMissingFrom(const std::vector<detect::Findi
   return out;
 }
 
+// "dir/model.py:42" -> ("dir/model.py", 42); no line: (source, 0).
+std::pair<std::string, int64_t> SplitSource(const std::string& source) {
+  const size_t colon = source.rfind(':');
+  int64_t line = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(source.substr(colon + 1), &line)) return {source, 0};
+  return {source.substr(0, colon), line};
+}
+
+// Pairs the buffers only A has with those only B has that differ in their
+// line alone (same op_name, file and shape), in line order: code added or
+// removed above them moved them. The pairs become one change each.
+void MatchMovedLines(std::map<BufferKey, BufferChange>* changes) {
+  using LooseKey = std::tuple<std::string, std::string, std::string>;  // label, file, shape
+  std::map<LooseKey, std::vector<BufferKey>> only_a, only_b;
+  for (const auto& [key, c] : *changes) {
+    if (c.count_a > 0 && c.count_b > 0) continue;
+    const auto [file, line] = SplitSource(c.source);
+    if (line == 0) continue;
+    LooseKey loose{c.op_name, file, c.shape};
+    (c.count_b == 0 ? only_a : only_b)[loose].push_back(key);
+  }
+  auto by_line = [&](const BufferKey& x, const BufferKey& y) {
+    return SplitSource(std::get<1>(x)).second < SplitSource(std::get<1>(y)).second;
+  };
+  for (auto& [loose, gone] : only_a) {
+    auto it = only_b.find(loose);
+    if (it == only_b.end()) continue;
+    std::vector<BufferKey>& added = it->second;
+    std::sort(gone.begin(), gone.end(), by_line);
+    std::sort(added.begin(), added.end(), by_line);
+    for (size_t k = 0; k < std::min(gone.size(), added.size()); ++k) {
+      BufferChange a_side = std::move((*changes)[gone[k]]);
+      changes->erase(gone[k]);
+      BufferChange& c = (*changes)[added[k]];
+      c.moved_from = a_side.source;
+      c.bytes_a = a_side.bytes_a;
+      c.count_a = a_side.count_a;
+    }
+  }
+}
+
 ModuleDiff DiffModules(const ModuleReport* a, const ModuleReport* b) {
   ModuleDiff diff;
   diff.name = b != nullptr ? b->name : a->name;
@@ -61,8 +103,12 @@ ModuleDiff DiffModules(const ModuleReport* a, const ModuleReport* b) {
   std::map<BufferKey, BufferChange> changes;
   if (a != nullptr) AddSide(*a, false, &changes);
   if (b != nullptr) AddSide(*b, true, &changes);
+  MatchMovedLines(&changes);
   for (auto& [key, c] : changes) {
-    if (c.delta() == 0) continue;
+    if (c.delta() == 0) {
+      if (!c.moved_from.empty()) diff.moved.push_back(std::move(c));
+      continue;
+    }
     c.change = c.count_a == 0   ? ChangeKind::kNew
                : c.count_b == 0 ? ChangeKind::kGone
                : c.delta() > 0  ? ChangeKind::kGrown
@@ -86,6 +132,13 @@ ModuleDiff DiffModules(const ModuleReport* a, const ModuleReport* b) {
 }
 
 }  // namespace
+
+std::string BufferChange::SourceShown() const {
+  if (moved_from.empty()) return source;
+  const auto [file, line] = SplitSource(moved_from);
+  return SplitSource(source).first == file ? absl::StrCat(source, " (was :", line, ")")
+                                           : absl::StrCat(source, " (was ", moved_from, ")");
+}
 
 absl::string_view ChangeKindName(ChangeKind kind) {
   switch (kind) {

@@ -1,7 +1,9 @@
 // `hlomem diff A B`: what changed in memory between two reports. Modules are
 // matched by name; buffers by op_name, source line and shape (instruction
-// names are renumbered by every compile, so they cannot be the key). The
-// model is rendered by the same writers as a report.
+// names are renumbered by every compile, so they cannot be the key), and
+// those left over on each side by op_name, source file and shape, so that a
+// line added above the model shows its buffers as moved, not as new and
+// gone. The model is rendered by the same writers as a report.
 #ifndef HLOMEM_LIB_REPORT_DIFF_H_
 #define HLOMEM_LIB_REPORT_DIFF_H_
 
@@ -28,8 +30,13 @@ struct BufferChange {
   int count_a = 0;
   int count_b = 0;
   bool at_peak_b = false;  // live at B's peak
+  // Set when A's buffers were on another line of the same file (code was
+  // added or removed above them): A's "file:line".
+  std::string moved_from;
   ChangeKind change = ChangeKind::kNew;
   int64_t delta() const { return bytes_b - bytes_a; }
+  // B's source, with A's line when it moved: "model.py:45 (was :42)".
+  std::string SourceShown() const;
 };
 
 struct ModuleDiff {
@@ -40,6 +47,8 @@ struct ModuleDiff {
   // Buffers whose bytes changed, by |delta|, largest first (ties: growth
   // first, then by key, so the order is stable).
   std::vector<BufferChange> changes;
+  // Buffers whose line moved while their bytes stayed the same.
+  std::vector<BufferChange> moved;
   std::vector<detect::Finding> new_findings;       // in B, not in A
   std::vector<detect::Finding> resolved_findings;  // in A, not in B
 };

@@ -374,7 +374,7 @@ std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options) {
                       HumanBytes(c.bytes_b), "</td><td>", ChangeKindName(c.change),
                       c.at_peak_b ? " (at peak)" : "", "</td><td>", Html(c.kind), "</td><td><code>",
                       Html(c.shape), "</code></td><td><code>", Html(c.op_name), "</code></td><td><code>",
-                      Html(c.source), "</code></td></tr>\n");
+                      Html(c.SourceShown()), "</code></td></tr>\n");
     }
     absl::StrAppend(&body, "</table>\n");
     AppendFindings(d.new_findings, "New findings", &body);

@@ -476,10 +476,17 @@ std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
       x["shape"] = c.shape;
       x["op_name"] = c.op_name;
       x["source"] = c.source;
+      x["moved_from"] = c.moved_from;
       x["at_peak_b"] = c.at_peak_b;
       changes.push_back(std::move(x));
     }
     j["changes"] = std::move(changes);
+    Json moved = Json::array();
+    for (const BufferChange& c : d.moved) {
+      moved.push_back({{"op_name", c.op_name}, {"shape", c.shape}, {"bytes", c.bytes_b},
+                       {"source", c.source}, {"moved_from", c.moved_from}});
+    }
+    j["moved"] = std::move(moved);
     j["new_findings"] = Findings(d.new_findings);
     j["resolved_findings"] = Findings(d.resolved_findings);
     modules.push_back(std::move(j));

@@ -372,7 +372,7 @@ void AppendChanges(const ModuleDiff& d, const WriteOptions& options, const Style
     std::string status(ChangeKindName(c.change));
     if (c.at_peak_b) status += "*";
     table.Add({SignedBytes(c.delta()), HumanBytes(c.bytes_a), HumanBytes(c.bytes_b), status, c.kind,
-               c.shape, c.op_name, c.source});
+               c.shape, c.op_name, c.SourceShown()});
   }
   table.Render(style, out);
   if (d.changes.size() > table.size()) {
@@ -381,6 +381,11 @@ void AppendChanges(const ModuleDiff& d, const WriteOptions& options, const Style
                     "\n");
   }
   absl::StrAppend(out, style.Dim("  * live at B's peak"), "\n");
+  if (!d.moved.empty()) {
+    absl::StrAppend(out, "  ", d.moved.size(), " more moved to other lines with their bytes unchanged",
+                    " (", d.moved.front().op_name, " at ", d.moved.front().SourceShown(),
+                    d.moved.size() > 1 ? ", ..." : "", ")\n");
+  }
 }
 
 }  // namespace
