@@ -165,6 +165,7 @@ struct ReportFlags {
   std::string target;
   std::string error_path;  // --error: an out-of-memory message to explain
   std::string min_bytes;
+  std::string frames = "user";
   std::string device;
   std::string device_memory;
   std::optional<double> mem_fraction;
@@ -191,6 +192,10 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("--target", flags->target,
                       "The backend rules to apply (default: read from the dump): " +
                           hlomem::target::KnownTargetNames());
+  command->add_option("--frames", flags->frames,
+                      "Which frame of each Python stack is a buffer's source line: user (the innermost "
+                      "outside jax, flax, optax, ... and site-packages) or all (the innermost)")
+      ->check(CLI::IsMember({"user", "all"}));
   command->add_option("--min-bytes", flags->min_bytes,
                       "Report findings saving at least SIZE (e.g. 1MiB; default: each detector's)");
   command->add_option("--device", flags->device,
@@ -268,6 +273,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     options.module_regex = flags.module_regex;
     options.alignment = flags.alignment;
     options.target = flags.target;
+    options.innermost_frames = flags.frames == "all";
     if (::isatty(STDERR_FILENO)) options.progress = ShowProgress;
     if (!flags.min_bytes.empty()) {
       absl::StatusOr<int64_t> min_bytes = hlomem::ParseByteSize(flags.min_bytes);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
 #include "lib/base/parallel.h"
@@ -169,21 +170,71 @@ absl::Span<const InstrId> Module::parameters(CompId id) const {
   return CsrRow(parameter_offsets_, parameter_pool_, id);
 }
 
+bool IsLibraryFile(absl::string_view path) {
+  if (absl::StrContains(path, "/site-packages/") || absl::StrContains(path, "/dist-packages/")) {
+    return true;
+  }
+  static constexpr absl::string_view kLibraries[] = {
+      "jax/",    "jaxlib/", "flax/",  "optax/",  "equinox/", "haiku/",      "orbax/",
+      "chex/",   "praxis/", "paxml/", "penzai/", "keras/",   "tensorflow/", "torch_xla/"};
+  for (absl::string_view library : kLibraries) {
+    if (absl::StartsWith(path, library) || absl::StrContains(path, absl::StrCat("/", library))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<StackEntry> Module::StackOf(int64_t stack_frame) const {
+  std::vector<StackEntry> stack;
+  const auto& frames = stack_frames.frames;
+  const auto& locations = stack_frames.file_locations;
+  const auto& files = stack_frames.file_names;
+  const auto& functions = stack_frames.function_names;
+  for (int64_t frame = stack_frame; frame > 0 && frame <= static_cast<int64_t>(frames.size());) {
+    const StackFrameIndex::Frame& f = frames[static_cast<size_t>(frame - 1)];
+    const int64_t location = f.file_location_id;
+    if (location <= 0 || location > static_cast<int64_t>(locations.size())) break;
+    const StackFrameIndex::FileLocation& loc = locations[static_cast<size_t>(location - 1)];
+    StackEntry entry;
+    if (loc.file_name_id > 0 && loc.file_name_id <= static_cast<int64_t>(files.size())) {
+      entry.file = files[static_cast<size_t>(loc.file_name_id - 1)];
+    }
+    if (loc.function_name_id > 0 && loc.function_name_id <= static_cast<int64_t>(functions.size())) {
+      entry.function = functions[static_cast<size_t>(loc.function_name_id - 1)];
+    }
+    entry.line = loc.line;
+    entry.library = IsLibraryFile(entry.file);
+    stack.push_back(entry);
+    frame = ParentFrame(frame);
+  }
+  return stack;
+}
+
+int64_t Module::ParentFrame(int64_t stack_frame) const {
+  const auto& frames = stack_frames.frames;
+  if (stack_frame <= 0 || stack_frame > static_cast<int64_t>(frames.size())) return 0;
+  // XLA prints a parent as its id plus one: 1 is the root's "no parent".
+  // Parents precede their children, which also ends a malformed cycle.
+  const int64_t parent = frames[static_cast<size_t>(stack_frame - 1)].parent_frame_id - 1;
+  return parent > 0 && parent < stack_frame ? parent : 0;
+}
+
 SourceLocation Module::SourceOf(InstrId id) const {
   const OpMetadata& m = metadata_of(id);
-  if (!m.source_file.empty()) return {m.source_file, m.source_line};
-  const int64_t frame = m.stack_frame_id;
-  const auto& frames = stack_frames.frames;
-  if (frame <= 0 || frame > static_cast<int64_t>(frames.size())) return {};
-  const int64_t location = frames[static_cast<size_t>(frame - 1)].file_location_id;
-  const auto& locations = stack_frames.file_locations;
-  if (location <= 0 || location > static_cast<int64_t>(locations.size())) return {};
-  const auto& loc = locations[static_cast<size_t>(location - 1)];
-  const auto& files = stack_frames.file_names;
-  if (loc.file_name_id <= 0 || loc.file_name_id > static_cast<int64_t>(files.size())) {
-    return {};
+  if (!m.source_file.empty()) return {m.source_file, m.source_line, 0};
+  const std::vector<StackEntry> stack = StackOf(m.stack_frame_id);
+  if (stack.empty() || stack.front().file.empty()) return {};
+  const StackEntry* chosen = &stack.front();
+  if (!innermost_frame_only) {
+    for (const StackEntry& e : stack) {
+      if (!e.library && !e.file.empty()) {
+        chosen = &e;
+        break;
+      }
+    }
   }
-  return {files[static_cast<size_t>(loc.file_name_id - 1)], loc.line};
+  return {chosen->file, chosen->line, m.stack_frame_id};
 }
 
 std::vector<CompId> Module::ComputationRanges(size_t parts) const {

@@ -122,8 +122,24 @@ struct StackFrameIndex {
 struct SourceLocation {
   absl::string_view file;
   int64_t line = 0;
+  // The StackFrames id of the instruction's stack (1-based), 0 when the
+  // location came from source_file/source_line or there is none.
+  int64_t stack_frame = 0;
   bool valid() const { return !file.empty(); }
 };
+
+// One frame of a Python stack, resolved through the StackFrames tables.
+struct StackEntry {
+  absl::string_view file;
+  absl::string_view function;
+  int64_t line = 0;
+  bool library = false;  // jax, flax, optax, ... (IsLibraryFile)
+};
+
+// Whether a source file belongs to a library rather than to the user's
+// program: anything installed (site-packages, dist-packages) and the
+// sources of jax, flax, optax, equinox, haiku and the like.
+bool IsLibraryFile(absl::string_view path);
 
 // What few instructions have (calls, constants, custom calls, control
 // dependencies, unusual spellings), kept out of Instruction so the millions
@@ -209,6 +225,9 @@ class Module {
   std::vector<InputOutputAlias> input_output_aliases;
   std::vector<BufferDonor> buffer_donors;
   StackFrameIndex stack_frames;
+  // SourceOf's choice in a stack: the user's innermost frame (library
+  // frames skipped, the default) or the innermost frame whatever it is.
+  bool innermost_frame_only = false;
   // Every header attribute verbatim, in order (frontend_attributes, ...).
   std::vector<Attribute> header_attributes;
 
@@ -316,9 +335,14 @@ class Module {
   absl::Span<const InstrId> constants() const { return constants_; }
 
   // Where the instruction came from in the user's program: the metadata's
-  // source_file/source_line, or its stack frame resolved through the
-  // StackFrames tables.
+  // source_file/source_line, or its stack resolved through the StackFrames
+  // tables, at the innermost frame that is not a library's.
   SourceLocation SourceOf(InstrId id) const;
+  // The stack of a StackFrames id, innermost frame first; empty for 0 or an
+  // id out of range.
+  std::vector<StackEntry> StackOf(int64_t stack_frame) const;
+  // A frame's parent id, 0 at the root (or for a malformed forward link).
+  int64_t ParentFrame(int64_t stack_frame) const;
 
   // Cuts the computations, in id order, into at most `parts` ranges
   // [bounds[r], bounds[r + 1]) of about equal instruction counts, for work

@@ -52,6 +52,7 @@ Provenance ProvenanceOf(const Module& module, InstrId instruction) {
   if (direct.valid()) {
     out.file = std::string(direct.file);
     out.line = direct.line;
+    out.stack_frame = direct.stack_frame;
     out.op_name = own;
     return out;
   }
@@ -67,6 +68,7 @@ Provenance ProvenanceOf(const Module& module, InstrId instruction) {
     if (loc.valid()) {
       out.file = std::string(loc.file);
       out.line = loc.line;
+      out.stack_frame = loc.stack_frame;
       out.op_name = own.empty() ? OpName(module, i) : own;
       break;
     }

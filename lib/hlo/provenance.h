@@ -16,6 +16,7 @@ struct Provenance {
   std::string file;  // "" when nothing nearby has a source location
   int64_t line = 0;
   std::string op_name;
+  int64_t stack_frame = 0;  // the StackFrames id the line came from, 0 if none
 };
 
 // The metadata op_name of an instruction with the printer's escapes undone

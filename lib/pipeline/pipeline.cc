@@ -123,8 +123,29 @@ BufferRow MakeBufferRow(const hlo::Module& module, const std::vector<std::string
     row.op_name = p.op_name;
     row.source_file = p.file;
     row.source_line = p.line;
+    row.stack_frame = p.stack_frame;
   }
   return row;
+}
+
+// The module's StackFrames tables resolved once; the rows keep frame ids.
+std::vector<report::StackFrameRow> StackFrameRows(const hlo::Module& module) {
+  std::vector<report::StackFrameRow> rows;
+  const size_t count = module.stack_frames.frames.size();
+  rows.reserve(count);
+  for (size_t id = 1; id <= count; ++id) {
+    const std::vector<hlo::StackEntry> stack = module.StackOf(static_cast<int64_t>(id));
+    report::StackFrameRow row;
+    if (!stack.empty()) {
+      row.file = std::string(stack.front().file);
+      row.function = std::string(stack.front().function);
+      row.line = stack.front().line;
+      row.library = stack.front().library;
+    }
+    row.parent = module.ParentFrame(static_cast<int64_t>(id));
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 // What runs at the peak step, with its provenance as the rows have it.
@@ -190,6 +211,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     out.memory_spaces = SpaceTotals(target, nullptr, xla_stats ? &xla_stats->color_bytes : nullptr);
   }
   if (in.module) {
+    in.module->innermost_frame_only = options.innermost_frames;
     const hlo::Module& module = *in.module;
     out.scheduled = module.is_scheduled;
     std::optional<ScopedPhase> phase(std::in_place, "analyze");
@@ -200,6 +222,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     out.computed = FromAssignment(**assignment, out.profile);
     out.schedule_length = (*assignment)->schedule().end_time();
     out.peak_instruction = PeakInstructionOf(module, (*assignment)->schedule(), out.profile.peak_step);
+    out.stack_frames = StackFrameRows(module);
     // The rows and the detectors only read the model and the analysis, so
     // the rows are built on another core while the detectors run (the
     // detect phase includes the wait for them).

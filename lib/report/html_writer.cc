@@ -76,6 +76,21 @@ std::string SeriesJs(const ModuleReport& m, absl::string_view label) {
                       ",\"peak\":", m.profile.peak_live_bytes, "}");
 }
 
+// A buffer's Python stack, innermost first, as [["file:line function",
+// is_library], ...]; the first kMaxFrames frames.
+std::string StackJs(const ModuleReport& m, int64_t stack_frame) {
+  constexpr size_t kMaxFrames = 16;
+  std::string out = "[";
+  size_t n = 0;
+  for (const StackFrameRow* f : StackOf(m, stack_frame)) {
+    if (n++ == kMaxFrames) break;
+    absl::StrAppend(&out, n > 1 ? "," : "", "[",
+                    JsString(absl::StrCat(f->file, ":", f->line, " ", f->function)), ",",
+                    f->library ? "1" : "0", "]");
+  }
+  return out + "]";
+}
+
 // The largest buffers plus every buffer live at the peak (up to kMaxBuffers).
 std::string BuffersJs(const ModuleReport& m) {
   const std::vector<bool> at_peak = AtPeakMask(m);
@@ -95,7 +110,7 @@ std::string BuffersJs(const ModuleReport& m) {
                     ",\"shape\":", JsString(StripLayout(r.shape)), ",\"kind\":", JsString(r.kind),
                     ",\"bytes\":", r.bytes, ",\"start\":", r.start, ",\"end\":", r.end,
                     ",\"source\":", JsString(r.Source()), ",\"at_peak\":", at_peak[k] ? "true" : "false",
-                    "}");
+                    ",\"stack\":", StackJs(m, r.stack_frame), "}");
     first = false;
   }
   return out + "]";
@@ -232,6 +247,7 @@ function human(b){const neg=b<0;b=Math.abs(b);if(b<1024)return(neg?'-':'')+b+'B'
 function el(tag,attrs,parent){const e=document.createElementNS(NS,tag);
  for(const k in attrs)e.setAttribute(k,attrs[k]);if(parent)parent.appendChild(e);return e;}
 function esc(s){return String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));}
+function stk(b){if(!b.stack||!b.stack.length)return'';return '<br>stack:'+b.stack.map(f=>'<br><code'+(f[1]?' class=dim':'')+'>'+esc(f[0])+'</code>').join('');}
 function showTip(ev,html){tip.innerHTML=html;tip.style.display='block';
  const x=Math.min(ev.clientX+14,window.innerWidth-tip.offsetWidth-8);
  const y=Math.min(ev.clientY+14,window.innerHeight-tip.offsetHeight-8);
@@ -283,7 +299,7 @@ function drawModule(div,m){
  peak.forEach((b,i)=>{const x0=X(b.start),x1=Math.max(X(b.end+1),x0+2);
   const bar=el('rect',{x:x0,y:i*RH+1,width:x1-x0,height:Math.max(3,(RH-2)*Math.sqrt(b.bytes/bmax)),class:'bar '+b.kind},g);
   el('text',{x:L-6,y:i*RH+11,'text-anchor':'end'},g).textContent=human(b.bytes);
-  bar.addEventListener('mousemove',ev=>showTip(ev,`<b>${esc(b.label)}</b><br><code>${esc(b.shape)}</code> ${esc(b.kind)}, ${human(b.bytes)}<br>instruction <code>${esc(b.instruction)}</code><br>live steps ${b.start}&ndash;${b.end}<br>${b.source?'source <code>'+esc(b.source)+'</code>':'no source line in the HLO'}`));
+  bar.addEventListener('mousemove',ev=>showTip(ev,`<b>${esc(b.label)}</b><br><code>${esc(b.shape)}</code> ${esc(b.kind)}, ${human(b.bytes)}<br>instruction <code>${esc(b.instruction)}</code><br>live steps ${b.start}&ndash;${b.end}<br>${b.source?'source <code>'+esc(b.source)+'</code>':'no source line in the HLO'}${stk(b)}`));
   bar.addEventListener('mouseleave',hideTip);});
  el('line',{x1:L,x2:W-R,y1:peak.length*RH+2,y2:peak.length*RH+2,class:'axis'},g);
  const px=X(m.series[m.series.length-1].peak_step+0.5);el('line',{x1:px,x2:px,y1:0,y2:peak.length*RH+2,class:'peak'},g);

@@ -87,6 +87,8 @@ void WriteBuffer(const BufferRow& r, JsonStream* out) {
     out->Int(r.source_line);
     out->EndObject();
   }
+  out->Key("stack_frame");
+  out->Int(r.stack_frame);
   out->EndObject();
 }
 
@@ -233,6 +235,18 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
     for (int64_t bytes : m.profile.timeline) out->Int(bytes);
   }
   out->EndArray();
+  out->Key("stack_frames");
+  out->BeginArray();
+  if (options.json_buffers) {
+    for (const StackFrameRow& f : m.stack_frames) {
+      out->Value(Json{{"file", f.file},
+                      {"function", f.function},
+                      {"line", f.line},
+                      {"parent", f.parent},
+                      {"library", f.library}});
+    }
+  }
+  out->EndArray();
   out->Key("findings");
   out->Value(Findings(m.findings));
   out->Key("warnings");
@@ -313,6 +327,7 @@ BufferRow ReadBuffer(const Json& j) {
   r.op_name = StringOr(j, "op_name");
   r.op_type = StringOr(j, "op_type");
   ReadSource(j, &r.source_file, &r.source_line);
+  r.stack_frame = IntOr(j, "stack_frame", 0);
   return r;
 }
 
@@ -405,6 +420,17 @@ ModuleReport ReadModule(const Json& j) {
     }
   }
   if (j.contains("timeline")) m.profile.timeline = j["timeline"].get<std::vector<int64_t>>();
+  if (j.contains("stack_frames")) {
+    for (const Json& f : j["stack_frames"]) {
+      StackFrameRow row;
+      row.file = StringOr(f, "file");
+      row.function = StringOr(f, "function");
+      row.line = IntOr(f, "line", 0);
+      row.parent = IntOr(f, "parent", 0);
+      row.library = f.value("library", false);
+      m.stack_frames.push_back(std::move(row));
+    }
+  }
   if (j.contains("findings")) {
     for (const Json& f : j["findings"]) m.findings.push_back(ReadFinding(f));
   }

@@ -147,6 +147,18 @@ std::vector<bool> AtPeakMask(const ModuleReport& module) {
   return at_peak;
 }
 
+std::vector<const StackFrameRow*> StackOf(const ModuleReport& module, int64_t stack_frame) {
+  std::vector<const StackFrameRow*> stack;
+  const int64_t count = static_cast<int64_t>(module.stack_frames.size());
+  for (int64_t id = stack_frame; id > 0 && id <= count;) {
+    const StackFrameRow& frame = module.stack_frames[static_cast<size_t>(id - 1)];
+    stack.push_back(&frame);
+    if (frame.parent >= id) break;  // parents come first: no cycles
+    id = frame.parent;
+  }
+  return stack;
+}
+
 std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top) {
   std::vector<const BufferRow*> rows;
   for (size_t k : module.profile.live_at_peak) {

@@ -66,6 +66,9 @@ struct BufferRow {
   std::string op_type;
   std::string source_file;  // "" when the HLO has no source location
   int64_t source_line = 0;
+  // Its Python stack: an id into ModuleReport::stack_frames (1-based), 0
+  // when the HLO has none. source_file/line is the user's frame of it.
+  int64_t stack_frame = 0;
 
   std::string Source() const;  // "file:line", "file" or ""
   // What to call the buffer: its op_name, else the instruction's name.
@@ -143,6 +146,16 @@ struct PeakInstruction {
   std::string Describe() const;
 };
 
+// One frame of the Python stacks of a module's buffers, as XLA's
+// StackFrames tables give them; parent is a frame id, 0 at the root.
+struct StackFrameRow {
+  std::string file;
+  std::string function;
+  int64_t line = 0;
+  int64_t parent = 0;
+  bool library = false;  // jax, flax, optax, ...: not the user's code
+};
+
 struct ModuleReport {
   std::string name;
   std::vector<std::string> files;
@@ -177,6 +190,9 @@ struct ModuleReport {
   std::vector<BufferRow> rows;
   int64_t schedule_length = 0;
   std::optional<PeakInstruction> peak_instruction;
+  // The frames the rows' stack_frame ids index (id k at k-1); empty when the
+  // HLO has no StackFrames section.
+  std::vector<StackFrameRow> stack_frames;
   std::optional<DeviceFit> device_fit;
   std::optional<OomExplanation> oom;
 };
@@ -203,6 +219,9 @@ std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t co
 
 // Per row: whether the buffer is live at the peak.
 std::vector<bool> AtPeakMask(const ModuleReport& module);
+
+// A row's stack, innermost frame first: "file:line function" per frame.
+std::vector<const StackFrameRow*> StackOf(const ModuleReport& module, int64_t stack_frame);
 
 // The rows live at the peak, largest first, at most `top`.
 std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top);

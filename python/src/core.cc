@@ -56,6 +56,7 @@ struct AnalyzeOptions {
   std::string device;
   std::string device_memory;
   std::optional<double> mem_fraction;
+  std::string frames = "user";
 };
 
 pipeline::ReportOptions ToPipelineOptions(const AnalyzeOptions& in) {
@@ -64,6 +65,10 @@ pipeline::ReportOptions ToPipelineOptions(const AnalyzeOptions& in) {
   options.target = in.target;
   options.module_regex = in.module_regex;
   options.detect.min_bytes = in.min_bytes;
+  if (in.frames != "user" && in.frames != "all") {
+    throw Error("error: frames must be 'user' or 'all', not '" + in.frames + "'");
+  }
+  options.innermost_frames = in.frames == "all";
   return options;
 }
 
@@ -221,7 +226,8 @@ NB_MODULE(_core, m) {
       .def_rw("min_bytes", &AnalyzeOptions::min_bytes)
       .def_rw("device", &AnalyzeOptions::device)
       .def_rw("device_memory", &AnalyzeOptions::device_memory)
-      .def_rw("mem_fraction", &AnalyzeOptions::mem_fraction, nb::arg().none());
+      .def_rw("mem_fraction", &AnalyzeOptions::mem_fraction, nb::arg().none())
+      .def_rw("frames", &AnalyzeOptions::frames);
 
   nb::class_<ReportHandle>(m, "ReportHandle")
       .def("write", &ReportHandle::Write, nb::arg("format"), nb::arg("top") = 10,
