@@ -428,3 +428,39 @@ def det_saved_activations_transformer_pos():
 def det_saved_activations_transformer_neg():
     import jax
     return _transformer_stack_step(jax.checkpoint)
+
+
+def _residual_mlp_scan_step(wrap):
+    import jax
+    import jax.numpy as jnp
+
+    def layer(x, p):
+        return x + jax.nn.gelu(x @ p["w1"]) @ p["w2"], None
+    layer = wrap(layer)
+
+    def residual_mlp_scan_step(params, x, y):
+        def loss(ps):
+            h, _ = jax.lax.scan(layer, x, ps)
+            return jnp.mean((h - y) ** 2)
+        l, g = jax.value_and_grad(loss)(params)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, g), l
+    ps = {"w1": _sds((SA_LAYERS, SA_D, SA_F)), "w2": _sds((SA_LAYERS, SA_F, SA_D))}
+    x = _sds((SA_TOKENS, SA_D))
+    return Program(residual_mlp_scan_step, (ps, x, x), {"donate_argnums": (0,)})
+
+
+@case("det_saved_activations_scan_pos", "det_saved_activations_pos's 8 layers run by "
+      "jax.lax.scan over stacked parameters, no remat: the forward loop stacks each layer's "
+      "x @ w1 and gelu(x @ w1) (f32[8,4096,4096]) for the backward loop.",
+      detector=det("saved-activations", "pos"), expect=[r"while\("],
+      expect_absent=[r"rematted_computation"])
+def det_saved_activations_scan_pos():
+    return _residual_mlp_scan_step(lambda f: f)
+
+
+@case("det_saved_activations_scan_neg", "The same scan with its body wrapped in jax.checkpoint: "
+      "the forward loop stacks only the carry (f32[8,4096,1024]).",
+      detector=det("saved-activations", "neg"), expect=[r"while\("])
+def det_saved_activations_scan_neg():
+    import jax
+    return _residual_mlp_scan_step(jax.checkpoint)
