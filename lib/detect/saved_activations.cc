@@ -20,10 +20,19 @@
 // plus the residuals of the one layer being recomputed in the backward pass:
 //   saved in layers - layer inputs kept - the largest layer's residuals,
 // at most the saved activations live at the peak.
+//
+// Layers run by jax.lax.scan are one forward while loop (op_name
+// `jvp(...)/while`, known_trip_count n) whose outputs stack each
+// iteration's residuals for the backward loop: a stacked output read by a
+// backward instruction holds the saved activations of n layers. With the
+// scan body in jax.checkpoint only the carry is stacked: the bytes are the
+// stacks less those of the carry's shape, less one iteration's residuals
+// (recomputed in the backward loop).
 #include <algorithm>
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -191,6 +200,97 @@ struct Cut {
   int64_t largest_policy = 0;     // the most residuals of one layer that policy recomputes
 };
 
+// known_trip_count {"n":"8"} of a while's backend_config, or 0.
+int64_t TripCount(const hlo::Module& m, InstrId w) {
+  const std::optional<absl::string_view> config = m.attribute(w, "backend_config");
+  if (!config.has_value()) return 0;
+  const size_t at = config->find("\"known_trip_count\"");
+  if (at == absl::string_view::npos) return 0;
+  const size_t n = config->find("\"n\":\"", at);
+  if (n == absl::string_view::npos) return 0;
+  int64_t trips = 0;
+  for (size_t k = n + 5; k < config->size() && absl::ascii_isdigit((*config)[k]); ++k) {
+    trips = trips * 10 + ((*config)[k] - '0');
+  }
+  return trips;
+}
+
+// One finding per forward scan (while loop) stacking residuals for the
+// backward pass.
+void DetectScanResiduals(const Context& ctx, Analysis* a, int64_t min_bytes,
+                         std::vector<Finding>* findings) {
+  const hlo::Module& m = ctx.module();
+  const analysis::Dataflow& df = ctx.dataflow();
+  for (InstrId w : ctx.assignment().schedule().sequence) {
+    if (m.instr(w).opcode != Opcode::kWhile || a->PhaseOf(w) != Phase::kForward) continue;
+    const int64_t trips = TripCount(m, w);
+    if (trips < 2) continue;
+    // The loop's array elements: stacked (leading dimension `trips`) or not.
+    std::vector<ValueId> stacked;
+    std::vector<std::vector<int64_t>> carry_dims;
+    for (analysis::NodeId n = df.node_begin(w); n < df.node_begin(w) + df.node_count(w); ++n) {
+      const ValueId v = df.value_at(n);
+      if (v == analysis::kNone || df.IsTupleNode(n)) continue;
+      const hlo::Shape& shape = m.shapes.get(df.NodeShape(n));
+      if (!shape.is_array()) continue;
+      if (shape.dims.empty() || shape.dims[0] != trips) {
+        carry_dims.push_back(shape.dims);
+        continue;
+      }
+      // Stacked weights the loop only reads (scan's xs) are parameters.
+      const InstrId def = df.value(v).instruction;
+      if (m.instr(def).opcode == Opcode::kParameter && m.instr(def).parent == m.entry) continue;
+      if (!InProgramMemory(ctx, v)) continue;
+      bool read_backward = false;
+      for (const analysis::HloUse& use : df.uses(v)) {
+        read_backward |= !IsPlumbing(m.instr(use.user).opcode) &&
+                         a->PhaseOf(use.user) == Phase::kBackward;
+      }
+      if (read_backward && std::find(stacked.begin(), stacked.end(), v) == stacked.end()) {
+        stacked.push_back(v);
+      }
+    }
+    // A stack of the carry's shape is the carry per iteration, which
+    // jax.checkpoint on the body keeps.
+    int64_t total = 0, carries = 0;
+    std::vector<std::string> described;
+    for (ValueId v : stacked) {
+      const hlo::Shape& shape = m.shapes.get(df.value(v).shape);
+      const std::vector<int64_t> slice(shape.dims.begin() + 1, shape.dims.end());
+      const bool carry =
+          std::find(carry_dims.begin(), carry_dims.end(), slice) != carry_dims.end();
+      total += df.value(v).size;
+      if (carry) carries += df.value(v).size;
+      described.push_back(absl::StrCat(m.shapes.ToString(df.value(v).shape, false), " (",
+                                       HumanBytes(df.value(v).size), carry ? ", the carry" : "",
+                                       ")"));
+    }
+    const int64_t residuals = total - carries;
+    const int64_t bytes = std::max<int64_t>(0, residuals - residuals / trips);
+    if (bytes <= 0 || bytes < min_bytes) continue;
+    Finding f = ctx.MakeFinding(kName, bytes, w);
+    f.message = absl::StrCat(
+        "The jax.lax.scan ", m.instr(w).name, " (", trips,
+        " iterations, e.g. one per layer) stacks ", stacked.size(),
+        " arrays of activations from the forward pass (jvp) for the backward pass "
+        "(transpose(jvp)), ",
+        HumanBytes(total), " (", HumanBytes(total / trips),
+        " per iteration): ", absl::StrJoin(described, ", "), ".");
+    f.suggestion = absl::StrCat(
+        "Wrap the scanned function in jax.checkpoint: jax.lax.scan(jax.checkpoint(body, "
+        "policy=jax.checkpoint_policies.nothing_saveable), ...) stacks only the carry and "
+        "recomputes each iteration's residuals in the backward loop, about ",
+        HumanBytes(bytes),
+        " less (the stacks less the carry's, less one iteration's residuals); "
+        "policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable keeps the matmul "
+        "outputs. Microbatching (gradient accumulation over k microbatches) divides the stacks "
+        "by k: k = 2 saves about ",
+        HumanBytes(total / 2), ".");
+    f.instructions = {std::string(m.instr(w).name)};
+    findings->push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void DetectSavedActivations(const DetectorInput& input, int64_t min_bytes,
@@ -211,6 +311,7 @@ void DetectSavedActivations(const DetectorInput& input, int64_t min_bytes,
     has_backward |= p == Phase::kBackward;
   }
   if (forward.empty() || !has_backward) return;
+  DetectScanResiduals(ctx, &a, min_bytes, findings);
 
   // Saved activations: forward-defined array values in the program's own
   // memory that a backward instruction reads.

@@ -310,6 +310,28 @@ TEST(DetectorsTest, SavedActivationsOfTheMlpGrad) {
   ExpectNegative("det_saved_activations_mlp_remat", "saved-activations");
 }
 
+// det_saved_activations_pos's 8 layers as jax.lax.scan over stacked
+// parameters: the forward loop stacks 5 f32[8,4096,4096] residuals (512 MiB
+// each) and the carry f32[8,4096,1024] (128 MiB). jax.checkpoint on the body
+// keeps the carry's stack and recomputes one iteration's 320 MiB:
+// 2560 - 320 = 2240 MiB, against XLA's temp shrinking by 2448 MiB (the
+// no-remat backward loop's dynamic slices of the stacks take temps too).
+TEST(DetectorsTest, SavedActivationsOfAScanOverLayers) {
+  const std::vector<Finding> all = FindingsOf("det_saved_activations_scan_pos");
+  const std::vector<Finding> found = Only(all, "saved-activations");
+  ASSERT_EQ(found.size(), 1u) << Summary(all);
+  ExpectComplete(found[0]);
+  EXPECT_EQ(found[0].bytes, int64_t{2240} * kMiB) << found[0].message;
+  EXPECT_THAT(found[0].message, ::testing::HasSubstr("8 iterations"));
+  EXPECT_THAT(found[0].message, ::testing::HasSubstr("f32[8,4096,1024] (128.00MiB, the carry)"));
+  EXPECT_THAT(found[0].suggestion, ::testing::HasSubstr("jax.lax.scan(jax.checkpoint(body"));
+  ExpectWithin10Percent(found[0].bytes,
+                        XlaDifference("det_saved_activations_scan_pos",
+                                      "det_saved_activations_scan_neg"),
+                        "scan without vs with jax.checkpoint");
+  ExpectNegative("det_saved_activations_scan_neg", "saved-activations");
+}
+
 // Four unrolled pre-LN transformer blocks (d=512, 8 heads, ffn 2048, batch
 // 4 x seq 256) without remat keep 284 MiB of activations, 278 MiB of them
 // per block (attention scores and probabilities, 8 MiB each, the MLP's
