@@ -29,6 +29,8 @@ void DetectLargeConstants(const DetectorInput& input, int64_t min_bytes,
                           std::vector<Finding>* findings);
 void DetectLoopCarriedCopies(const DetectorInput& input, int64_t min_bytes,
                              std::vector<Finding>* findings);
+void DetectSavedActivations(const DetectorInput& input, int64_t min_bytes,
+                            std::vector<Finding>* findings);
 void DetectXlaDisagreement(const DetectorInput& input, int64_t min_bytes,
                            std::vector<Finding>* findings);
 

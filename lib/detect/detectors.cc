@@ -57,6 +57,12 @@ constexpr DetectorInfo kDetectors[] = {
      "while loops copying their carried state each iteration; bytes: the copies' own buffers "
      "live at once",
      kMiB, DetectLoopCarriedCopies},
+    {"saved-activations",
+     "activations a train step's forward pass (jvp) keeps for its backward pass "
+     "(transpose(jvp)), grouped by layer and source line; bytes: what jax.checkpoint on each "
+     "layer would remove from the peak (the saved activations less the layer inputs kept and "
+     "one layer's residuals recomputed)",
+     kMiB, DetectSavedActivations},
     {"xla-disagreement",
      "a memory space whose allocations hlomem computes differently from XLA's own buffer "
      "assignment in the dump (XLA's decide); bytes: the differences, summed over the spaces",

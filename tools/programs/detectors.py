@@ -297,3 +297,170 @@ def det_fragmentation_neg():
             x = jnp.sort(jnp.tanh(x @ w), axis=0)
         return x
     return Program(uniform_chain, (_sds((4096, 1024)), [_sds((1024, 1024))] * 12))
+
+
+# ------------------------------------------------------------------ saved-activations
+# An 8-layer residual MLP (x + gelu(x @ w1) @ w2, tokens 4096 x d 1024, ffn 4096) SGD train step,
+# params donated: without remat every layer keeps x @ w1 and gelu(.) (64 MiB each) from the
+# forward pass until its backward; jax.checkpoint on each layer keeps only the layer's input
+# (16 MiB) and recomputes the rest in the backward pass.
+SA_LAYERS, SA_TOKENS, SA_D, SA_F = 8, 4096, 1024, 4096
+
+
+def _residual_mlp_step(wrap):
+    import jax
+    import jax.numpy as jnp
+
+    def layer(p, x):
+        return x + jax.nn.gelu(x @ p["w1"]) @ p["w2"]
+    layer = wrap(layer)
+
+    def residual_mlp_train_step(params, x, y):
+        def loss(ps):
+            h = x
+            for p in ps:
+                h = layer(p, h)
+            return jnp.mean((h - y) ** 2)
+        l, g = jax.value_and_grad(loss)(params)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, g), l
+    ps = [{"w1": _sds((SA_D, SA_F)), "w2": _sds((SA_F, SA_D))} for _ in range(SA_LAYERS)]
+    x = _sds((SA_TOKENS, SA_D))
+    return Program(residual_mlp_train_step, (ps, x, x), {"donate_argnums": (0,)})
+
+
+@case("det_saved_activations_pos", "SGD train step of an 8-layer residual MLP "
+      "(x + gelu(x @ w1) @ w2; x f32[4096,1024], ffn 4096), params donated, no remat: each "
+      "layer's x @ w1 and gelu(x @ w1) (f32[4096,4096], 64 MiB each) are saved from the forward "
+      "pass for the backward pass.",
+      detector=det("saved-activations", "pos"),
+      look_for="jvp()/dot_general and jvp()/tanh-gelu fusions of f32[4096,4096] read by "
+               "transpose(jvp()) instructions",
+      expect=[r"transpose\(jvp\(\)\)"], expect_absent=[r"rematted_computation"])
+def det_saved_activations_pos():
+    return _residual_mlp_step(lambda f: f)
+
+
+@case("det_saved_activations_neg", "Fixed version: the same train step with every layer wrapped "
+      "in jax.checkpoint (nothing saveable): only the layer inputs (f32[4096,1024]) are kept, "
+      "the rest is recomputed in the backward pass.",
+      detector=det("saved-activations", "neg"),
+      look_for="transpose(jvp(jvp()))/checkpoint/rematted_computation instructions",
+      expect=[r"rematted_computation"])
+def det_saved_activations_neg():
+    import jax
+    return _residual_mlp_step(jax.checkpoint)
+
+
+@case("det_saved_activations_policy", "The same train step with every layer wrapped in "
+      "jax.checkpoint(policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable): x @ w1 "
+      "is saved, gelu recomputed.",
+      look_for="jvp()/dot_general outputs read by transpose(jvp(jvp())) instructions",
+      expect=[r"rematted_computation"])
+def det_saved_activations_policy():
+    import functools
+    import jax
+    return _residual_mlp_step(functools.partial(
+        jax.checkpoint, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable))
+
+
+@case("det_saved_activations_mlp_remat", "mlp_grad (3-layer MLP, widths 1024-4096-4096-1024, "
+      "batch 2048) with every layer wrapped in jax.checkpoint: the contrast for mlp_grad, which "
+      "keeps each hidden layer's x @ w + b next to its relu (f32[2048,4096], 32 MiB).",
+      detector=det("saved-activations", "neg"), expect=[r"rematted_computation"])
+def det_saved_activations_mlp_remat():
+    import jax
+    import jax.numpy as jnp
+    from programs.basic import _mlp_params, WIDTHS
+
+    def mlp_remat_loss(params, x, y):
+        for i, p in enumerate(params):
+            def layer(p, x, last=i + 1 == len(params)):
+                x = x @ p["w"] + p["b"]
+                return x if last else jax.nn.relu(x)
+            x = jax.checkpoint(layer)(p, x)
+        return jnp.mean((x - y) ** 2)
+    return Program(jax.value_and_grad(mlp_remat_loss),
+                   (_mlp_params(WIDTHS), _sds((2048, 1024)), _sds((2048, 1024))))
+
+
+# A 4-layer version of big_unrolled_transformer_train (d=512, 8 heads, ffn 2048, batch 4 x
+# seq 256, Adam, params and state donated), without and with jax.checkpoint on each block. The
+# before-optimizations text and the .hlo.pb are not kept (size budget).
+SA_BLOCKS = 4
+
+
+def _transformer_stack_step(wrap):
+    import jax
+    import jax.numpy as jnp
+    from programs.basic import _block, _block_params, _adam
+    D, F, H, B, S = 512, 2048, 8, 4, 256
+    block = wrap(lambda p, h: _block(p, h, H))
+
+    def transformer_stack_step(params, m, v, x, y):
+        def loss(ps):
+            h = x
+            for p in ps:
+                h = block(p, h)
+            return jnp.mean((h - y) ** 2)
+        l, g = jax.value_and_grad(loss)(params)
+        params, m, v = _adam(params, g, m, v)
+        return params, m, v, l
+    ps = [_block_params(D, F) for _ in range(SA_BLOCKS)]
+    return Program(transformer_stack_step, (ps, ps, ps, _sds((B, S, D)), _sds((B, S, D))),
+                   {"donate_argnums": (0, 1, 2)})
+
+
+@case("det_saved_activations_transformer_pos", "Adam train step of %d unrolled pre-LN "
+      "transformer blocks (big_unrolled_transformer_train's, d=512, 8 heads, ffn 2048, batch 4 x "
+      "seq 256), no remat: each block keeps its attention scores and probabilities "
+      "(f32[4,8,256,256], 8 MiB each) and its MLP's hidden activations for the backward pass."
+      % SA_BLOCKS,
+      detector=det("saved-activations", "pos"), drop_kinds=["before_txt", "after_pb"],
+      expect=[r"transpose\(jvp\("], expect_absent=[r"rematted_computation"])
+def det_saved_activations_transformer_pos():
+    return _transformer_stack_step(lambda f: f)
+
+
+@case("det_saved_activations_transformer_neg", "The same transformer train step with every "
+      "block wrapped in jax.checkpoint: only the blocks' inputs (f32[4,256,512]) are kept.",
+      detector=det("saved-activations", "neg"), drop_kinds=["before_txt", "after_pb"],
+      expect=[r"rematted_computation"])
+def det_saved_activations_transformer_neg():
+    import jax
+    return _transformer_stack_step(jax.checkpoint)
+
+
+def _residual_mlp_scan_step(wrap):
+    import jax
+    import jax.numpy as jnp
+
+    def layer(x, p):
+        return x + jax.nn.gelu(x @ p["w1"]) @ p["w2"], None
+    layer = wrap(layer)
+
+    def residual_mlp_scan_step(params, x, y):
+        def loss(ps):
+            h, _ = jax.lax.scan(layer, x, ps)
+            return jnp.mean((h - y) ** 2)
+        l, g = jax.value_and_grad(loss)(params)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, g), l
+    ps = {"w1": _sds((SA_LAYERS, SA_D, SA_F)), "w2": _sds((SA_LAYERS, SA_F, SA_D))}
+    x = _sds((SA_TOKENS, SA_D))
+    return Program(residual_mlp_scan_step, (ps, x, x), {"donate_argnums": (0,)})
+
+
+@case("det_saved_activations_scan_pos", "det_saved_activations_pos's 8 layers run by "
+      "jax.lax.scan over stacked parameters, no remat: the forward loop stacks each layer's "
+      "x @ w1 and gelu(x @ w1) (f32[8,4096,4096]) for the backward loop.",
+      detector=det("saved-activations", "pos"), expect=[r"while\("],
+      expect_absent=[r"rematted_computation"])
+def det_saved_activations_scan_pos():
+    return _residual_mlp_scan_step(lambda f: f)
+
+
+@case("det_saved_activations_scan_neg", "The same scan with its body wrapped in jax.checkpoint: "
+      "the forward loop stacks only the carry (f32[8,4096,1024]).",
+      detector=det("saved-activations", "neg"), expect=[r"while\("])
+def det_saved_activations_scan_neg():
+    import jax
+    return _residual_mlp_scan_step(jax.checkpoint)
