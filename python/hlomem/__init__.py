@@ -12,7 +12,8 @@ from importlib import metadata as _metadata
 
 from ._analyze import analyze, target_of_device
 from ._report import (Buffer, CheckFailed, CheckResult, Diff, Error, Finding, MemorySpace, Module,
-                      Numbers, PeakInstruction, Report, Rollup, Source, Violation, read_report)
+                      Numbers, PeakInstruction, Report, Rollup, Source, StackFrame, Violation,
+                      read_report)
 from . import _core
 
 try:
@@ -23,5 +24,5 @@ except _metadata.PackageNotFoundError:  # run from a build tree
 SCHEMA_VERSION = _core.schema_version
 
 __all__ = ["analyze", "read_report", "target_of_device", "Report", "Module", "Numbers", "Buffer",
-           "MemorySpace", "Finding", "PeakInstruction", "Rollup", "Source", "Diff", "CheckResult", "Violation",
+           "MemorySpace", "Finding", "PeakInstruction", "StackFrame", "Rollup", "Source", "Diff", "CheckResult", "Violation",
            "CheckFailed", "Error", "SCHEMA_VERSION"]

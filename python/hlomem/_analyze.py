@@ -17,7 +17,7 @@ PathLike = Union[str, os.PathLike]
 def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
             module: Optional[str] = None, min_bytes: Optional[Bytes] = None,
             device: Optional[str] = None, device_memory: Optional[Bytes] = None,
-            mem_fraction: Optional[float] = None) -> Report:
+            mem_fraction: Optional[float] = None, frames: str = "user") -> Report:
     """Where the memory of a compiled XLA program goes.
 
     obj:
@@ -30,6 +30,8 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
         report's .json.
     target: the backend rules ("cpu", "h100", "tpu-v5e", ...); default: from
       the devices or the dump, as the CLI resolves it.
+    frames: "user" (source lines from the innermost frame outside jax, flax,
+      optax... and site-packages) or "all" (the innermost frame).
     The other options are the CLI's `report` flags of the same names.
     """
     options = _core.AnalyzeOptions()
@@ -40,6 +42,7 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
     options.device_memory = "" if device_memory is None else str(device_memory)
     options.mem_fraction = mem_fraction
     options.target = target or ""
+    options.frames = frames
 
     if _is_lowered(obj):
         warnings.warn("hlomem.analyze: compiling the jax.stages.Lowered to read its optimized HLO",

@@ -93,7 +93,8 @@ class Buffer:
     end: int
     op_name: str
     op_type: str
-    source: Optional[Source]
+    source: Optional[Source]  # the user's innermost frame (library frames skipped)
+    stack_frame: int = 0  # its Python stack: an id into Module.stack_frames, 0 if none
 
     @property
     def label(self) -> str:
@@ -106,7 +107,21 @@ class Buffer:
                    obj.get("shape", ""), int(obj["bytes"]), obj.get("kind", ""),
                    int(obj.get("allocation", -1)), obj.get("memory_space", ""),
                    int(obj.get("offset", -1)), int(live.get("start", -1)), int(live.get("end", -1)),
-                   obj.get("op_name", ""), obj.get("op_type", ""), _source(obj.get("source")))
+                   obj.get("op_name", ""), obj.get("op_type", ""), _source(obj.get("source")),
+                   int(obj.get("stack_frame") or 0))
+
+
+@dataclasses.dataclass(frozen=True)
+class StackFrame:
+    """One frame of a Python stack, as XLA's StackFrames tables give it."""
+    file: str
+    function: str
+    line: int
+    parent: int  # the caller's frame id, 0 at the root
+    library: bool  # jax, flax, optax, site-packages: not the user's code
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} {self.function}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,6 +208,16 @@ class Module:
     device_fit: Optional[Dict[str, Any]]
     oom_error: Optional[Dict[str, Any]]
     peak_instruction: Optional[PeakInstruction] = None
+    stack_frames: List[StackFrame] = dataclasses.field(default_factory=list)
+
+    def stack_of(self, buffer: Buffer) -> List[StackFrame]:
+        """The buffer's Python stack, innermost frame first."""
+        stack, frame = [], buffer.stack_frame
+        while 0 < frame <= len(self.stack_frames):
+            stack.append(self.stack_frames[frame - 1])
+            parent = self.stack_frames[frame - 1].parent
+            frame = parent if parent < frame else 0
+        return stack
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "Module":
@@ -207,7 +232,10 @@ class Module:
                    [Finding.from_json(f) for f in obj.get("findings") or []],
                    list(obj.get("warnings") or []), obj.get("target_device"),
                    obj.get("device_fit"), obj.get("oom_error"),
-                   PeakInstruction.from_json(obj.get("peak_instruction")))
+                   PeakInstruction.from_json(obj.get("peak_instruction")),
+                   [StackFrame(f.get("file", ""), f.get("function", ""), int(f.get("line") or 0),
+                               int(f.get("parent") or 0), bool(f.get("library")))
+                    for f in obj.get("stack_frames") or []])
 
     # The figures XLA's own buffer assignment gives when the dump has it,
     # else hlomem's: the same choice `hlomem check` makes.
@@ -430,7 +458,7 @@ class Report:
 
 # The Report's own attributes are its main module's.
 _MODULE_ATTRIBUTES = ("name", "target", "backend", "computed", "xla", "numbers", "memory_spaces",
-                      "buffers", "live_at_peak", "timeline", "findings", "device_fit", "oom_error", "peak_instruction",
+                      "buffers", "live_at_peak", "timeline", "findings", "device_fit", "oom_error", "peak_instruction", "stack_frames", "stack_of",
                       "total_bytes", "temp_bytes", "argument_bytes", "output_bytes", "alias_bytes",
                       "peak_bytes", "exact", "by_line", "by_op", "peak_buffers")
 for _name in _MODULE_ATTRIBUTES:
