@@ -166,6 +166,7 @@ struct ReportFlags {
   std::string error_path;  // --error: an out-of-memory message to explain
   std::string min_bytes;
   std::string frames = "user";
+  std::string sort = "size";
   std::string device;
   std::string device_memory;
   std::optional<double> mem_fraction;
@@ -192,6 +193,10 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("--target", flags->target,
                       "The backend rules to apply (default: read from the dump): " +
                           hlomem::target::KnownTargetNames());
+  command->add_option("--sort", flags->sort,
+                      "Module order: size (largest peak first, after an index of all modules) or dump "
+                      "(as found)")
+      ->check(CLI::IsMember({"size", "dump"}));
   command->add_option("--frames", flags->frames,
                       "Which frame of each Python stack is a buffer's source line: user (the innermost "
                       "outside jax, flax, optax, ... and site-packages) or all (the innermost)")
@@ -289,6 +294,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     PrintError(report.status());
     return std::nullopt;
   }
+  if (flags.sort == "size") hlomem::report::SortModulesLargestFirst(&*report);
   hlomem::report::DeviceRequest request;
   request.preset = flags.device;
   request.memory = flags.device_memory;

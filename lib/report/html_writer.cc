@@ -328,9 +328,25 @@ std::string WriteHtml(const Report& report, const WriteOptions& options) {
   std::string body = "<h1>hlomem report</h1>\n";
   for (const std::string& w : report.warnings) absl::StrAppend(&body, "<p class=bad>", Html(w), "</p>\n");
   std::string data = "[";
+  if (report.modules.size() > 1) {
+    // The module picker: every module, largest first, a link to its section.
+    absl::StrAppend(&body, "<nav class=modules><b>", report.modules.size(),
+                    " modules</b><table><tr><th>peak live</th><th>total</th><th>findings</th><th>module</th></tr>\n");
+    int anchor = 0;
+    for (const ModuleReport& m : report.modules) {
+      const std::optional<MemoryNumbers>& n = m.computed ? m.computed : m.xla;
+      absl::StrAppend(&body, "<tr><td class=num>",
+                      m.computed && m.computed->peak_live_bytes ? HumanBytes(*m.computed->peak_live_bytes) : "",
+                      "</td><td class=num>", n ? HumanBytes(n->total_bytes) : "", "</td><td class=num>",
+                      m.findings.size(), "</td><td><a href=\"#module-", anchor++, "\">", Html(m.name),
+                      "</a></td></tr>\n");
+    }
+    absl::StrAppend(&body, "</table></nav>\n");
+  }
   int id = 0;
+  int anchor = 0;
   for (const ModuleReport& m : report.modules) {
-    absl::StrAppend(&body, "<h2>", Html(m.name), "</h2>\n<p class=dim>",
+    absl::StrAppend(&body, "<h2 id=\"module-", anchor++, "\">", Html(m.name), "</h2>\n<p class=dim>",
                     Html(!m.target.empty() ? m.target : m.backend.empty() ? "backend unknown" : m.backend), ", ", Html(m.stage),
                     m.scheduled ? ", scheduled" : ", not scheduled");
     if (m.computed) absl::StrAppend(&body, m.exact ? ", exact" : ", estimate: ", Html(m.estimate_reason));

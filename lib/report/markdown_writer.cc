@@ -165,6 +165,16 @@ std::string FitStepSummary(std::string markdown) {
 std::string WriteMarkdown(const Report& report, const WriteOptions& options) {
   std::string out = "## hlomem report\n";
   for (const std::string& w : report.warnings) absl::StrAppend(&out, "\n> ", Cell(w), "\n");
+  if (report.modules.size() > 1) {
+    absl::StrAppend(&out, "\n", report.modules.size(), " modules\n\n");
+    out += Header({"peak live", "total", "temp", "findings", "module"}, {true, true, true, true, false});
+    for (const ModuleReport& m : report.modules) {
+      const std::optional<MemoryNumbers>& n = m.computed ? m.computed : m.xla;
+      out += Row({m.computed && m.computed->peak_live_bytes ? HumanBytes(*m.computed->peak_live_bytes) : "",
+                  n ? HumanBytes(n->total_bytes) : "", n ? HumanBytes(n->temp_bytes) : "",
+                  absl::StrCat(m.findings.size()), Code(m.name)});
+    }
+  }
   for (const ModuleReport& m : report.modules) AppendModule(m, options, &out);
   return FitStepSummary(std::move(out));
 }

@@ -220,6 +220,17 @@ std::vector<std::string> OomLines(const OomExplanation& oom) {
   return lines;
 }
 
+int64_t ModuleSize(const ModuleReport& module) {
+  if (module.computed && module.computed->peak_live_bytes) return *module.computed->peak_live_bytes;
+  if (module.xla) return module.xla->total_bytes;
+  return module.computed ? module.computed->total_bytes : 0;
+}
+
+void SortModulesLargestFirst(Report* report) {
+  std::stable_sort(report->modules.begin(), report->modules.end(),
+                   [](const ModuleReport& a, const ModuleReport& b) { return ModuleSize(a) > ModuleSize(b); });
+}
+
 std::vector<RankedFix> RankFixes(const ModuleReport& module) {
   std::set<std::string> live_at_peak;
   for (const BufferRow* row : TopAtPeak(module, std::numeric_limits<int>::max())) {

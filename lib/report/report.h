@@ -203,6 +203,14 @@ struct Report {
 };
 
 
+// The module's device-memory figure the index sorts by: its peak of live
+// bytes when computed, else XLA's total (a dump with only XLA's files).
+int64_t ModuleSize(const ModuleReport& module);
+
+// Orders the modules largest first (ModuleSize; dump order among equals):
+// a training script's dump holds dozens of small modules around the step.
+void SortModulesLargestFirst(Report* report);
+
 // Bytes live at the peak grouped by the buffers' source line or op_name,
 // largest first; the key is "" for buffers without one.
 enum class RollupKey : uint8_t { kSourceLine, kOpName };

@@ -390,10 +390,28 @@ void AppendChanges(const ModuleDiff& d, const WriteOptions& options, const Style
 
 }  // namespace
 
+// One line per module before the modules themselves, when there are
+// several: where to look first.
+void AppendModuleIndex(const Report& report, const Style& style, std::string* out) {
+  if (report.modules.size() < 2) return;
+  absl::StrAppend(out, style.Bold(absl::StrCat(report.modules.size(), " modules")), "\n");
+  Table table({"peak live", "total", "temp", "findings", "module", "target"},
+              {true, true, true, true, false, false}, {0, 0, 0, 0, kLabelWidth, 0});
+  for (const ModuleReport& m : report.modules) {
+    const std::optional<MemoryNumbers>& n = m.computed ? m.computed : m.xla;
+    table.Add({m.computed && m.computed->peak_live_bytes ? HumanBytes(*m.computed->peak_live_bytes) : "-",
+               n ? HumanBytes(n->total_bytes) : "-", n ? HumanBytes(n->temp_bytes) : "-",
+               absl::StrCat(m.findings.size()), m.name, m.target.empty() ? m.backend : m.target});
+  }
+  table.Render(style, out);
+  out->append("\n");
+}
+
 std::string WriteText(const Report& report, const WriteOptions& options) {
   const Style style{options.color};
   std::string out;
   for (const std::string& w : report.warnings) absl::StrAppend(&out, style.Yellow(w), "\n");
+  AppendModuleIndex(report, style, &out);
   bool first = true;
   for (const ModuleReport& m : report.modules) {
     if (!first) out.append("\n");

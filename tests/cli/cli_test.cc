@@ -133,3 +133,26 @@ TEST(CliTest, OutOfRangeValuesStateTheRangePlainly) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliTest, SeveralModulesGetAnIndexAndTheLargestComesFirst) {
+  const std::string small = kTestdata + "/jax/argmax";
+  const auto run = Hlomem("report " + small + " " + kSeedGrads);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("2 modules"));
+  // The 224 GiB gradient first, though it was named second.
+  const size_t big = run.out.find("module jit_function_using_idx");
+  const size_t little = run.out.find("module jit_argmax_both");
+  ASSERT_NE(big, std::string::npos);
+  ASSERT_NE(little, std::string::npos);
+  EXPECT_LT(big, little);
+  const auto dump_order = Hlomem("report --sort dump " + small + " " + kSeedGrads);
+  EXPECT_LT(dump_order.out.find("module jit_argmax_both"), dump_order.out.find("module jit_function_using_idx"));
+  const auto html = Hlomem("report --format html " + small + " " + kSeedGrads);
+  EXPECT_THAT(html.out, HasSubstr("<nav class=modules><b>2 modules</b>"));
+  EXPECT_THAT(html.out, HasSubstr("<a href=\"#module-0\">jit_function_using_idx</a>"));
+  EXPECT_THAT(html.out, HasSubstr("<h2 id=\"module-1\">jit_argmax_both</h2>"));
+}
+
+}  // namespace
