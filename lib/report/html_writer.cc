@@ -76,6 +76,24 @@ std::string SeriesJs(const ModuleReport& m, absl::string_view label) {
                       ",\"peak\":", m.profile.peak_live_bytes, "}");
 }
 
+// The timeline stacked by source line: the top lines' bytes at the same
+// sampled steps as the series, so the bands stack up to it.
+std::string BandsJs(const ModuleReport& m) {
+  constexpr size_t kBands = 8;
+  const std::vector<size_t> steps = DownsampleArgMax(m.profile.timeline, kMaxPoints);
+  std::string out = "[";
+  bool first = true;
+  for (const LineBand& band : TimelineByLine(m, kBands)) {
+    std::vector<int64_t> points;
+    points.reserve(steps.size());
+    for (size_t s : steps) points.push_back(band.live[s]);
+    absl::StrAppend(&out, first ? "" : ",", "{\"key\":", JsString(band.key),
+                    ",\"at_peak\":", band.bytes_at_peak, ",\"points\":", JsNumbers(points), "}");
+    first = false;
+  }
+  return out + "]";
+}
+
 // A buffer's Python stack, innermost first, as [["file:line function",
 // is_library], ...]; the first kMaxFrames frames.
 std::string StackJs(const ModuleReport& m, int64_t stack_frame) {
@@ -219,6 +237,10 @@ th{font-weight:600;color:#556}.num{text-align:right;font-variant-numeric:tabular
 .chart{width:100%;max-width:1180px;display:block;user-select:none}
 .chart .area{fill:#3b76d9;stroke:#1f4fa3;stroke-width:1}.chart .areaA{fill:#b9bfcc;stroke:#7d8597;stroke-width:1}
 .chart .lineB{fill:none;stroke:#3b76d9;stroke-width:2}
+.chart .band{cursor:pointer;opacity:.95}.chart .band:hover{opacity:.75}.chart .outline{fill:none;stroke:#1f4fa3;stroke-width:1}
+.legend{font-size:12px;margin:4px 0 0 78px}.legend .key{display:inline-block;margin:0 14px 4px 0;cursor:pointer}
+.legend .key i{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:-1px}
+.bandlist{font-size:12px;margin:6px 0 0 78px}
 .chart .axis{stroke:#99a;stroke-width:1}.chart text{font-size:11px;fill:#556}
 .chart .grid{stroke:#eef;stroke-width:1}.chart .peak{stroke:#d62728;stroke-width:2}.chart .peakdot{fill:#d62728}
 .chart .cursor{stroke:#222;stroke-width:1;stroke-dasharray:3 3}
@@ -255,6 +277,33 @@ function showTip(ev,html){tip.innerHTML=html;tip.style.display='block';
 function hideTip(){tip.style.display='none';}
 function niceTicks(max,n){if(max<=0)return[0];const raw=max/n;const p=Math.pow(2,Math.floor(Math.log2(raw)));
  const step=raw/p>1.5?p*2:p;const t=[];for(let v=0;v<=max*1.0001;v+=step)t.push(v);return t;}
+// The live bytes stacked by source line (the top lines coloured, the rest
+// grey), as PyTorch's memory_viz stacks allocations; a band or its legend
+// entry lists the line's buffers and their stacks.
+const COLORS=['#3b76d9','#e8a33d','#4daf7c','#9467bd','#d45087','#17becf','#bcbd22','#8c564b'];
+function drawBands(div,svg,m,s,X,Y){const n=s.points.length;const sx=k=>X(k*s.steps/n);
+ const under=new Array(n).fill(0);
+ const band=(top,bottom,color,key)=>{let up='',down='';
+  for(let k=0;k<n;k++)up+=`${k?'L':'M'}${sx(k)},${Y(top[k])}L${sx(k+1)},${Y(top[k])}`;
+  for(let k=n-1;k>=0;k--)down+=`L${sx(k+1)},${Y(bottom[k])}L${sx(k)},${Y(bottom[k])}`;
+  const p=el('path',{d:up+down+'Z',fill:color,class:'band'},svg);
+  if(key!==null)p.addEventListener('click',()=>listBand(div,m,key));return p;};
+ const legend=div.querySelector('.legend');
+ // A band spans its buffers' whole live ranges, which can include steps
+ // between two uses where the timeline has freed the memory: the stack is
+ // clipped to the timeline so it never stands above it.
+ m.bands.forEach((b,i)=>{const bottom=under.slice();for(let k=0;k<n;k++)under[k]=Math.min(s.points[k],under[k]+b.points[k]);
+  band(under.slice(),bottom,COLORS[i%COLORS.length],b.key);
+  const item=document.createElement('span');item.className='key';
+  item.innerHTML=`<i style="background:${COLORS[i%COLORS.length]}"></i>${esc(b.key||'(no source line)')} ${human(b.at_peak)}`;
+  item.addEventListener('click',()=>listBand(div,m,b.key));legend.appendChild(item);});
+ const rest=s.points.map((v,k)=>Math.max(v,under[k]));band(rest,under,'#c7ccd6',null);
+ const item=document.createElement('span');item.className='key';item.innerHTML='<i style="background:#c7ccd6"></i>other lines';legend.appendChild(item);}
+function listBand(div,m,key){const list=div.querySelector('.bandlist');
+ const rows=m.buffers.filter(b=>b.source===key).sort((a,b)=>b.bytes-a.bytes);
+ let html=`<b>${esc(key||'(no source line)')}</b>: ${rows.length} of the embedded buffers<table>`;
+ for(const b of rows.slice(0,30))html+=`<tr><td class=num>${human(b.bytes)}</td><td>${esc(b.kind)}</td><td><code>${esc(b.label)}</code> <code class=dim>${esc(b.shape)}</code>${stk(b)}</td></tr>`;
+ list.innerHTML=html+'</table>';}
 function drawModule(div,m){
  const W=1160,H=300,L=78,R=16,T=14,B=34,PW=W-L-R,PH=H-T-B;
  const series=m.series;const steps=Math.max(1,...series.map(s=>s.steps));
@@ -268,11 +317,14 @@ function drawModule(div,m){
  const xt=Math.max(1,Math.ceil((steps-1)/10));
  for(let s=0;s<steps;s+=xt){el('text',{x:X(s+0.5),y:H-B+16,'text-anchor':'middle'},svg).textContent=s;}
  el('text',{x:L+PW/2,y:H-4,'text-anchor':'middle'},svg).textContent='program order (schedule step)';
+ const stacked=series.length==1&&m.bands&&m.bands.length;
+ if(stacked)drawBands(div,svg,m,series[0],X,Y);
  series.forEach((s,i)=>{const n=s.points.length;const sx=k=>X(k*s.steps/n);
   let l='';s.points.forEach((v,k)=>{l+=`${k?'L':'M'}${sx(k)},${Y(v)}L${sx(k+1)},${Y(v)}`;});
   const d=`M${sx(0)},${Y(0)}L`+l.slice(1)+`L${sx(n)},${Y(0)}Z`;
   const two=series.length>1;
-  if(!two||i==0)el('path',{d:d,class:two?'areaA':'area'},svg);
+  if(stacked)el('path',{d:l,class:'outline'},svg);
+  else if(!two||i==0)el('path',{d:d,class:two?'areaA':'area'},svg);
   else el('path',{d:l,class:'lineB'},svg);
   const px=X(s.peak_step+0.5);el('line',{x1:px,x2:px,y1:T,y2:H-B,class:'peak'},svg);
   el('circle',{cx:px,cy:Y(s.peak),r:4,class:'peakdot'},svg);
@@ -319,6 +371,7 @@ std::string Page(absl::string_view title, const std::string& body, const std::st
 
 std::string Charts() {
   return "<h3>Live bytes over program order</h3>\n<div class=timeline></div>\n"
+         "<div class=legend></div>\n<div class=bandlist></div>\n"
          "<h3>Lifetimes of the buffers at the peak</h3>\n<div class=lifetimes></div>\n";
 }
 
@@ -364,7 +417,7 @@ std::string WriteHtml(const Report& report, const WriteOptions& options) {
     AppendPeakTable(m, options, &body);
     AppendFindings(m.findings, "Findings", &body);
     absl::StrAppend(&data, id ? "," : "", "{\"series\":[", SeriesJs(m, m.name),
-                    "],\"buffers\":", BuffersJs(m), "}");
+                    "],\"bands\":", BandsJs(m), ",\"buffers\":", BuffersJs(m), "}");
     ++id;
   }
   data += "]";

@@ -139,6 +139,57 @@ std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t co
   return out;
 }
 
+std::vector<size_t> DownsampleArgMax(const std::vector<int64_t>& values, size_t columns) {
+  std::vector<size_t> out;
+  if (columns == 0 || values.size() <= columns) {
+    out.resize(values.size());
+    for (size_t k = 0; k < values.size(); ++k) out[k] = k;
+    return out;
+  }
+  out.resize(columns);
+  for (size_t c = 0; c < columns; ++c) {
+    const size_t begin = c * values.size() / columns;
+    const size_t end = std::max(begin + 1, (c + 1) * values.size() / columns);
+    out[c] = static_cast<size_t>(std::max_element(values.begin() + begin, values.begin() + end) -
+                                 values.begin());
+  }
+  return out;
+}
+
+std::vector<LineBand> TimelineByLine(const ModuleReport& module, size_t top) {
+  std::vector<LineBand> bands;
+  const size_t steps = module.profile.timeline.size();
+  for (const RollupRow& row : RollupAtPeak(module, RollupKey::kSourceLine)) {
+    if (bands.size() == top) break;
+    bands.push_back({row.key, row.bytes, {}});
+  }
+  std::map<std::string, size_t> band_of;
+  for (size_t b = 0; b < bands.size(); ++b) band_of[bands[b].key] = b;
+  // The timeline counts device and host memory, not TPU's on-chip spaces.
+  std::set<std::string> counted;
+  for (const MemorySpaceTotals& space : module.memory_spaces) {
+    if (space.is_device || space.is_host) counted.insert(space.name);
+  }
+  // Difference arrays: each buffer adds its bytes over [start, end].
+  std::vector<std::vector<int64_t>> delta(bands.size(), std::vector<int64_t>(steps + 1, 0));
+  for (const BufferRow& r : module.rows) {
+    if (r.start < 0 || r.kind == "thread-local") continue;
+    if (!r.memory_space.empty() && !counted.empty() && counted.count(r.memory_space) == 0) continue;
+    auto it = band_of.find(r.Source());
+    if (it == band_of.end()) continue;
+    const size_t start = std::min(static_cast<size_t>(r.start), steps);
+    const size_t end = std::min(static_cast<size_t>(r.end) + 1, steps);
+    delta[it->second][start] += r.bytes;
+    delta[it->second][end] -= r.bytes;
+  }
+  for (size_t b = 0; b < bands.size(); ++b) {
+    bands[b].live.resize(steps);
+    int64_t running = 0;
+    for (size_t s = 0; s < steps; ++s) bands[b].live[s] = running += delta[b][s];
+  }
+  return bands;
+}
+
 std::vector<bool> AtPeakMask(const ModuleReport& module) {
   std::vector<bool> at_peak(module.rows.size(), false);
   for (size_t k : module.profile.live_at_peak) {

@@ -225,6 +225,20 @@ std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key);
 // the steps it covers (so the peak survives).
 std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t columns);
 
+// The steps DownsampleMax takes its maxima from, one per column: sampling
+// other series at them keeps a stack of series consistent with the total.
+std::vector<size_t> DownsampleArgMax(const std::vector<int64_t>& values, size_t columns);
+
+// The timeline split by source line, as memory_viz stacks allocations: the
+// `top` lines holding the most at the peak, each with its bytes live at
+// every step; the rest of the timeline is everything else.
+struct LineBand {
+  std::string key;  // "file:line", "" for buffers without one
+  int64_t bytes_at_peak = 0;
+  std::vector<int64_t> live;  // per step, the length of the timeline
+};
+std::vector<LineBand> TimelineByLine(const ModuleReport& module, size_t top);
+
 // Per row: whether the buffer is live at the peak.
 std::vector<bool> AtPeakMask(const ModuleReport& module);
 

@@ -196,5 +196,35 @@ TEST(HtmlTest, ChromiumScreenshotOfTheDiffShowsBothSides) {
   EXPECT_GT(CountNear(image, 0x3b, 0x76, 0xd9, 12), 300) << "side B's line is not drawn";
 }
 
+TEST(HtmlTest, TimelineByLineStacksTheTopLines) {
+  const Report report = BuildCase("transformer_block_train_step");
+  const ModuleReport& m = report.modules.at(0);
+  const std::vector<LineBand> bands = TimelineByLine(m, 8);
+  ASSERT_EQ(bands.size(), 8u);
+  const std::vector<RollupRow> lines = RollupAtPeak(m, RollupKey::kSourceLine);
+  EXPECT_EQ(bands[0].key, lines[0].key);
+  const size_t peak = static_cast<size_t>(m.profile.peak_step);
+  for (const LineBand& band : bands) {
+    ASSERT_EQ(band.live.size(), m.profile.timeline.size());
+    // Every buffer live at the peak is in its line's band there.
+    EXPECT_GE(band.live[peak], band.bytes_at_peak) << band.key;
+  }
+}
+
+TEST(HtmlTest, ChromiumScreenshotStacksTheTimelineBySourceLine) {
+  if (FindChromium().empty()) {
+    GTEST_SKIP() << "SKIPPED: chromium is not installed (HLOMEM_WITH_BROWSER=1 tools/setup.sh installs it)";
+  }
+  const Report report = BuildCase("transformer_block_train_step");
+  const std::string png = Screenshot(WriteHtml(report, WriteOptions()), "bands");
+  ASSERT_FALSE(png.empty());
+  const Image image = DecodePng(png);
+  ASSERT_TRUE(image.ok());
+  // The first three lines' bands: blue, orange, green (html_writer.cc COLORS).
+  EXPECT_GT(CountNear(image, 0x3b, 0x76, 0xd9, 12), 5000) << "the top line's band is not drawn";
+  EXPECT_GT(CountNear(image, 0xe8, 0xa3, 0x3d, 12), 2000) << "the second line's band is not drawn";
+  EXPECT_GT(CountNear(image, 0x4d, 0xaf, 0x7c, 12), 2000) << "the third line's band is not drawn";
+}
+
 }  // namespace
 }  // namespace hlomem::report
