@@ -182,8 +182,7 @@ class BufferAssigner {
     out_->allocation_of_buffer_.assign(df_->buffer_count(), -1);
     out_->offset_of_value_.assign(df_->values().size(), -1);
     deferred_.clear();
-    heap_events_.clear();
-    heap_value_count_ = 0;
+    heap_peak_ = 0;
     AssignGlobalBuffers();
     AssignHeap();
     AssignThreadLocalBuffers();
@@ -613,12 +612,9 @@ class BufferAssigner {
     HeapResult heap =
         BestHeap(events, id_count, target_.Alignment(color),
                  tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color));
-    for (const HeapEvent& e : events) {
-      heap_events_.push_back(e);
-      heap_events_.back().buffer += heap_value_count_;
-      if (e.kind == HeapEvent::kShareWith) heap_events_.back().share_with += heap_value_count_;
-    }
-    heap_value_count_ += id_count;
+    heap_peak_ = std::max(heap_peak_, target_.PeakCountsValues(color)
+                                           ? ValuesPeak(values)
+                                           : LiveBytesPeak(events, id_count));
     out_->stats_.heap_bytes += heap.heap_size;
     out_->stats_.heap_lower_bound += LiveBytesPeak(events, id_count);
 
@@ -632,6 +628,30 @@ class BufferAssigner {
       alloc.slices.push_back({v, offset, size_of(v)});
       out_->offset_of_value_[v] = offset;
     }
+  }
+
+  // The peak of `values` counted value by value (Target::PeakCountsValues):
+  // each its own interval, but a phi value taking over its buffer from the
+  // value before it extends that value's interval.
+  int64_t ValuesPeak(const std::vector<ValueId>& values) const {
+    std::vector<ValueId> by_buffer = values;
+    std::sort(by_buffer.begin(), by_buffer.end(), [&](ValueId a, ValueId b) {
+      return std::make_tuple(df_->buffer_of(a), range(a).start, range(a).end, a) <
+             std::make_tuple(df_->buffer_of(b), range(b).start, range(b).end, b);
+    });
+    std::vector<LiveInterval> intervals;
+    for (size_t k = 0; k < by_buffer.size(); ++k) {
+      const ValueId v = by_buffer[k];
+      const LiveRange& r = range(v);
+      const int64_t size = buffer_size(df_->buffer_of(v));
+      if (k > 0 && value(v).is_phi && df_->buffer_of(by_buffer[k - 1]) == df_->buffer_of(v) &&
+          r.start <= intervals.back().end) {
+        intervals.back().end = std::max(intervals.back().end, r.end);
+        continue;
+      }
+      intervals.push_back({r.start, r.end, size});
+    }
+    return IntervalsPeak(std::move(intervals));
   }
 
   // ---- thread-local computations (reducers, comparators, ...) --------------------
@@ -729,9 +749,8 @@ class BufferAssigner {
       for (const Allocation::Slice& slice : a.slices) largest = std::max(largest, slice.size);
       fixed += largest;
     }
-    const int64_t peak =
-        LiveBytesPeak(heap_events_, heap_value_count_);
-    st.peak_memory_bytes = fixed + peak;
+    // Each colour's heap on its own: the most any one holds at a time.
+    st.peak_memory_bytes = fixed + heap_peak_;
   }
 
   BufferAssignment* out_;
@@ -739,8 +758,7 @@ class BufferAssigner {
   const target::Target& target_;
   const Dataflow* df_ = nullptr;
   std::vector<BufferId> deferred_;
-  std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
-  uint32_t heap_value_count_ = 0;
+  int64_t heap_peak_ = 0;  // the largest colour's peak of live heap bytes
   // The second, tighter assignment of a program over the target's limit
   // (TightAssignmentAbove).
   bool tight_ = false;

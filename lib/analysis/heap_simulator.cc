@@ -5,6 +5,7 @@
 #include <thread>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -396,6 +397,23 @@ int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count) {
         if (--references[root[e.buffer]] == 0) current -= e.size;
         break;
     }
+    peak = std::max(peak, current);
+  }
+  return peak;
+}
+
+int64_t IntervalsPeak(std::vector<LiveInterval> intervals) {
+  // Starts sort before ends at the same step, so meeting intervals overlap.
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (2 * step + is_end, bytes)
+  steps.reserve(2 * intervals.size());
+  for (const LiveInterval& i : intervals) {
+    steps.push_back({2 * i.start, i.size});
+    steps.push_back({2 * i.end + 1, -i.size});
+  }
+  std::sort(steps.begin(), steps.end());
+  int64_t current = 0, peak = 0;
+  for (const auto& [at, bytes] : steps) {
+    current += bytes;
     peak = std::max(peak, current);
   }
   return peak;

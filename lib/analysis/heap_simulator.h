@@ -57,6 +57,17 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
 // allocator would need. `id_count` bounds the ids used.
 int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count);
 
+// A value's bytes held from step `start` to step `end`, both included.
+struct LiveInterval {
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t size = 0;
+};
+
+// The most bytes the intervals hold at one step: two intervals that meet
+// at a step (one ending, the other starting) both count there.
+int64_t IntervalsPeak(std::vector<LiveInterval> intervals);
+
 }  // namespace hlomem::analysis
 
 #endif  // HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_

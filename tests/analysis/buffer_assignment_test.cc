@@ -162,6 +162,38 @@ ENTRY e {
   EXPECT_EQ(big.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
+// XLA:TPU's memory_analysis() peak counts VMEM value by value: b
+// overwrites a in place (aliasing_operands), so the two share VMEM's one
+// 4 MiB chunk, yet both count at b's step. Peak = p0 and o (4 MiB each)
+// + 8 MiB of VMEM values; HBM has no temps.
+TEST(BufferAssignmentTest, TpuVmemPeakCountsAnInPlaceUserBesideItsOperand) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule vmem, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[1024,1024]{1,0:T(8,128)} parameter(0)
+  a = f32[1024,1024]{1,0:T(8,128)S(1)} negate(p0)
+  b = f32[1024,1024]{1,0:T(8,128)S(1)} negate(a), backend_config={"aliasing_operands":{"lists":[{"indices":["0","1"]}]}}
+  ROOT o = f32[1024,1024]{1,0:T(8,128)} copy(b)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 4 * kMiB);
+  EXPECT_EQ(a.assignment->stats().peak_memory_bytes, 16 * kMiB);
+}
+
+// Intervals count at both ends: [0,2] and [2,3] overlap at step 2,
+// [0,2] and [3,4] do not.
+TEST(HeapSimulatorTest, IntervalsMeetingAtAStepBothCount) {
+  EXPECT_EQ(IntervalsPeak({{0, 2, 100}, {2, 3, 50}}), 150);
+  EXPECT_EQ(IntervalsPeak({{0, 2, 100}, {3, 4, 50}}), 100);
+  EXPECT_EQ(IntervalsPeak({}), 0);
+}
+
 // XLA:TPU's SparseCore offload, as its dumps show it (jnp.histogram's
 // scatter-add): async-start() with no operands, which arrive at an
 // async-update ((operands...), output); the wrapped computations run
