@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/reuse_index.h"
@@ -511,6 +512,86 @@ class BufferAssigner {
     }
   }
 
+  // ---- sliced prefetches ---------------------------------------------------------
+  struct Placement {
+    ValueId with = kNone;  // placed at `offset` bytes from this value's chunk
+    int64_t offset = 0;
+  };
+
+  // The slice's start indices ("slice={[2048:3072], [0:4096]}" gives
+  // {2048, 0}); empty for anything else.
+  std::vector<int64_t> SliceStarts(InstrId i) const {
+    std::vector<int64_t> starts;
+    if (m_.instr(i).opcode != Opcode::kSlice) return starts;
+    const absl::string_view text = m_.attribute(i, "slice").value_or("");
+    for (size_t at = text.find('['); at != absl::string_view::npos; at = text.find('[', at + 1)) {
+      int64_t start = 0;
+      const size_t colon = text.find(':', at);
+      if (colon == absl::string_view::npos ||
+          !absl::SimpleAtoi(text.substr(at + 1, colon - at - 1), &start)) {
+        return {};
+      }
+      starts.push_back(start);
+    }
+    return starts;
+  }
+
+  // XLA's memory-space assignment prefetches an array in slices (async
+  // slices into the alternate memory) and joins them with a ConcatBitcast
+  // custom call, which only reinterprets: each slice is written where it
+  // sits in the whole array's chunk, so the slices and the array are placed
+  // together, the slices in the order of their start indices. The first
+  // slice to be live is placed as usual; the others and the array at their
+  // distance from it. Only heap values alone in their buffers take part.
+  std::vector<Placement> SlicedPrefetchPlacements(const std::vector<ValueId>& values,
+                                                  const std::vector<bool>& in_heap) const {
+    std::vector<Placement> out(df_->values().size());
+    auto alone = [&](ValueId v) {
+      return v != kNone && in_heap[v] && df_->buffer_values(df_->buffer_of(v)).size() == 1;
+    };
+    for (ValueId v : values) {
+      const InstrId i = value(v).instruction;
+      if (!IsConcatBitcast(v) || !value(v).index.empty() || !alone(v)) {
+        continue;
+      }
+      std::vector<std::pair<std::vector<int64_t>, ValueId>> slices;
+      for (InstrId op : m_.operands(i)) {
+        const ValueId ov = df_->top_value(op);
+        if (!alone(ov) || out[ov].with != kNone) {
+          slices.clear();
+          break;
+        }
+        slices.push_back({SliceStarts(value(ov).instruction), ov});
+      }
+      if (slices.size() < 2) continue;
+      std::stable_sort(slices.begin(), slices.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<int64_t> at(slices.size());
+      int64_t offset = 0;
+      ValueId first = slices[0].second;
+      size_t first_k = 0;
+      for (size_t k = 0; k < slices.size(); ++k) {
+        at[k] = offset;
+        offset += size_of_value(slices[k].second);
+        const ValueId s = slices[k].second;
+        if (std::make_tuple(range(s).start, s) < std::make_tuple(range(first).start, first)) {
+          first = s;
+          first_k = k;
+        }
+      }
+      for (size_t k = 0; k < slices.size(); ++k) {
+        if (k != first_k) out[slices[k].second] = {first, at[k] - at[first_k]};
+      }
+      out[v] = {first, -at[first_k]};
+    }
+    return out;
+  }
+  bool IsConcatBitcast(ValueId v) const {
+    const InstrId i = value(v).instruction;
+    return m_.instr(i).opcode == Opcode::kCustomCall && m_.custom_call_target(i) == "ConcatBitcast";
+  }
+  int64_t size_of_value(ValueId v) const { return buffer_size(df_->buffer_of(v)); }
+
   // ---- the temp heap -------------------------------------------------------------
   void AssignHeap() {
     std::vector<int64_t> colors;
@@ -550,10 +631,17 @@ class BufferAssigner {
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
     std::vector<HeapEvent> events;
     auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
+    const std::vector<Placement> placements = SlicedPrefetchPlacements(values, in_heap);
 
     for (int64_t t = 0; t <= s.end_time(); ++t) {
       for (ValueId v : starting.row(static_cast<size_t>(t))) {
         const BufferId b = df_->buffer_of(v);
+        if (placements[v].with != kNone) {
+          events.push_back({HeapEvent::kPlaceWith, v, size_of(v), placements[v].with,
+                            placements[v].offset});
+          first_of_buffer[b] = v;
+          continue;
+        }
         if (first_of_buffer[b] != kNone) {
           events.push_back({HeapEvent::kShareWith, v, size_of(v), first_of_buffer[b]});
           continue;
@@ -606,7 +694,9 @@ class BufferAssigner {
     auto heap_id = [&](ValueId v) { return heap_id_of[v]; };
     for (HeapEvent& e : events) {
       e.buffer = heap_id(e.buffer);
-      if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
+      if (e.kind == HeapEvent::kShareWith || e.kind == HeapEvent::kPlaceWith) {
+        e.share_with = heap_id(e.share_with);
+      }
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
     HeapResult heap =
@@ -647,6 +737,12 @@ class BufferAssigner {
       if (k > 0 && value(v).is_phi && df_->buffer_of(by_buffer[k - 1]) == df_->buffer_of(v) &&
           r.start <= intervals.back().end) {
         intervals.back().end = std::max(intervals.back().end, r.end);
+        continue;
+      }
+      // A sliced prefetch's concatenation is its slices' bytes: it counts
+      // from the step after it joins them.
+      if (IsConcatBitcast(v)) {
+        if (r.end > r.start) intervals.push_back({r.start + 1, r.end, size});
         continue;
       }
       intervals.push_back({r.start, r.end, size});

@@ -13,11 +13,16 @@
 namespace hlomem::analysis {
 
 struct HeapEvent {
-  enum Kind : uint8_t { kAlloc, kFree, kShareWith };
+  // kPlaceWith: the buffer takes its own bytes at a fixed distance from
+  // share_with's chunk (`offset` bytes above its start, or below when
+  // negative), as the pieces of a sliced prefetch sit in the chunk of the
+  // array they are concatenated into.
+  enum Kind : uint8_t { kAlloc, kFree, kShareWith, kPlaceWith };
   Kind kind;
   uint32_t buffer;      // caller's id (a value id)
   int64_t size;         // bytes (the size of the value's whole HloBuffer)
-  uint32_t share_with;  // for kShareWith: the buffer whose chunk is reused
+  uint32_t share_with;  // for kShareWith and kPlaceWith: the buffer placed against
+  int64_t offset = 0;   // for kPlaceWith: where from share_with's chunk
 };
 
 struct HeapResult {

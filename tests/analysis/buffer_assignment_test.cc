@@ -186,6 +186,23 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().peak_memory_bytes, 16 * kMiB);
 }
 
+// kPlaceWith: a sliced prefetch. A (100 B) is live at ticks 0-3 below B
+// (64 B, at 0, ticks 1-2); C (64 B) joins A's chunk 128 B above A's start
+// once B is gone (ticks 4-5). Placed as one, A cannot go at 0 (its 100 B
+// would cover B), so A sits at 64, C at 192: heap 256. Each counts its own
+// bytes in the live peak.
+TEST(HeapSimulatorTest, PlacedWithKeepsItsDistanceFromTheOther) {
+  const std::vector<HeapEvent> events = {
+      {HeapEvent::kAlloc, 1, 64, 0},  {HeapEvent::kAlloc, 0, 100, 0},
+      {HeapEvent::kFree, 1, 64, 0},   {HeapEvent::kPlaceWith, 2, 64, 0, 128},
+      {HeapEvent::kFree, 0, 100, 0},  {HeapEvent::kFree, 2, 64, 0},
+  };
+  const HeapResult heap = BestHeap(events, 3, 64, target::HeapOrders::kAllocationOnly);
+  EXPECT_EQ(heap.offsets, (std::vector<int64_t>{64, 0, 192}));
+  EXPECT_EQ(heap.heap_size, 256);
+  EXPECT_EQ(LiveBytesPeak(events, 3), 164);
+}
+
 // Intervals count at both ends: [0,2] and [2,3] overlap at step 2,
 // [0,2] and [3,4] do not.
 TEST(HeapSimulatorTest, IntervalsMeetingAtAStepBothCount) {
