@@ -91,14 +91,16 @@ def main():
         ma_ok = None
         if os.path.exists(ma_path):
             ma = json.load(open(ma_path))
-            ma_ok = all(module["computed"][ours] == ma[theirs] for ours, theirs in FIELDS[backend])
+            ma_diffs = [f"{theirs} {module['computed'][ours] - ma[theirs]:+d}"
+                        for ours, theirs in FIELDS[backend] if module["computed"][ours] != ma[theirs]]
+            ma_ok = not ma_diffs
             tally["ma_cases"] += 1
             tally["ma_exact"] += ma_ok
-        if args.verbose or not exact:
+        if args.verbose or not exact or ma_ok is False:
             deltas = ", ".join(f"color {c}: {computed.get(c, 0) - xla.get(c, 0):+d}"
                                for c in colors if computed.get(c, 0) != xla.get(c, 0))
             ma_text = "" if ma_ok is None else ("  memory_analysis exact" if ma_ok else
-                                                "  memory_analysis differs")
+                                                "  memory_analysis differs: " + ", ".join(ma_diffs))
             print(f"{target:10} {name:44} {'exact' if exact else deltas}{ma_text}")
     print()
     print("memory_analysis() fields compared: " +

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/reuse_index.h"
@@ -182,8 +183,7 @@ class BufferAssigner {
     out_->allocation_of_buffer_.assign(df_->buffer_count(), -1);
     out_->offset_of_value_.assign(df_->values().size(), -1);
     deferred_.clear();
-    heap_events_.clear();
-    heap_value_count_ = 0;
+    heap_peak_ = 0;
     AssignGlobalBuffers();
     AssignHeap();
     AssignThreadLocalBuffers();
@@ -512,6 +512,86 @@ class BufferAssigner {
     }
   }
 
+  // ---- sliced prefetches ---------------------------------------------------------
+  struct Placement {
+    ValueId with = kNone;  // placed at `offset` bytes from this value's chunk
+    int64_t offset = 0;
+  };
+
+  // The slice's start indices ("slice={[2048:3072], [0:4096]}" gives
+  // {2048, 0}); empty for anything else.
+  std::vector<int64_t> SliceStarts(InstrId i) const {
+    std::vector<int64_t> starts;
+    if (m_.instr(i).opcode != Opcode::kSlice) return starts;
+    const absl::string_view text = m_.attribute(i, "slice").value_or("");
+    for (size_t at = text.find('['); at != absl::string_view::npos; at = text.find('[', at + 1)) {
+      int64_t start = 0;
+      const size_t colon = text.find(':', at);
+      if (colon == absl::string_view::npos ||
+          !absl::SimpleAtoi(text.substr(at + 1, colon - at - 1), &start)) {
+        return {};
+      }
+      starts.push_back(start);
+    }
+    return starts;
+  }
+
+  // XLA's memory-space assignment prefetches an array in slices (async
+  // slices into the alternate memory) and joins them with a ConcatBitcast
+  // custom call, which only reinterprets: each slice is written where it
+  // sits in the whole array's chunk, so the slices and the array are placed
+  // together, the slices in the order of their start indices. The first
+  // slice to be live is placed as usual; the others and the array at their
+  // distance from it. Only heap values alone in their buffers take part.
+  std::vector<Placement> SlicedPrefetchPlacements(const std::vector<ValueId>& values,
+                                                  const std::vector<bool>& in_heap) const {
+    std::vector<Placement> out(df_->values().size());
+    auto alone = [&](ValueId v) {
+      return v != kNone && in_heap[v] && df_->buffer_values(df_->buffer_of(v)).size() == 1;
+    };
+    for (ValueId v : values) {
+      const InstrId i = value(v).instruction;
+      if (!IsConcatBitcast(v) || !value(v).index.empty() || !alone(v)) {
+        continue;
+      }
+      std::vector<std::pair<std::vector<int64_t>, ValueId>> slices;
+      for (InstrId op : m_.operands(i)) {
+        const ValueId ov = df_->top_value(op);
+        if (!alone(ov) || out[ov].with != kNone) {
+          slices.clear();
+          break;
+        }
+        slices.push_back({SliceStarts(value(ov).instruction), ov});
+      }
+      if (slices.size() < 2) continue;
+      std::stable_sort(slices.begin(), slices.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<int64_t> at(slices.size());
+      int64_t offset = 0;
+      ValueId first = slices[0].second;
+      size_t first_k = 0;
+      for (size_t k = 0; k < slices.size(); ++k) {
+        at[k] = offset;
+        offset += size_of_value(slices[k].second);
+        const ValueId s = slices[k].second;
+        if (std::make_tuple(range(s).start, s) < std::make_tuple(range(first).start, first)) {
+          first = s;
+          first_k = k;
+        }
+      }
+      for (size_t k = 0; k < slices.size(); ++k) {
+        if (k != first_k) out[slices[k].second] = {first, at[k] - at[first_k]};
+      }
+      out[v] = {first, -at[first_k]};
+    }
+    return out;
+  }
+  bool IsConcatBitcast(ValueId v) const {
+    const InstrId i = value(v).instruction;
+    return m_.instr(i).opcode == Opcode::kCustomCall && m_.custom_call_target(i) == "ConcatBitcast";
+  }
+  int64_t size_of_value(ValueId v) const { return buffer_size(df_->buffer_of(v)); }
+
   // ---- the temp heap -------------------------------------------------------------
   void AssignHeap() {
     std::vector<int64_t> colors;
@@ -551,10 +631,17 @@ class BufferAssigner {
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
     std::vector<HeapEvent> events;
     auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
+    const std::vector<Placement> placements = SlicedPrefetchPlacements(values, in_heap);
 
     for (int64_t t = 0; t <= s.end_time(); ++t) {
       for (ValueId v : starting.row(static_cast<size_t>(t))) {
         const BufferId b = df_->buffer_of(v);
+        if (placements[v].with != kNone) {
+          events.push_back({HeapEvent::kPlaceWith, v, size_of(v), placements[v].with,
+                            placements[v].offset});
+          first_of_buffer[b] = v;
+          continue;
+        }
         if (first_of_buffer[b] != kNone) {
           events.push_back({HeapEvent::kShareWith, v, size_of(v), first_of_buffer[b]});
           continue;
@@ -607,18 +694,17 @@ class BufferAssigner {
     auto heap_id = [&](ValueId v) { return heap_id_of[v]; };
     for (HeapEvent& e : events) {
       e.buffer = heap_id(e.buffer);
-      if (e.kind == HeapEvent::kShareWith) e.share_with = heap_id(e.share_with);
+      if (e.kind == HeapEvent::kShareWith || e.kind == HeapEvent::kPlaceWith) {
+        e.share_with = heap_id(e.share_with);
+      }
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
     HeapResult heap =
         BestHeap(events, id_count, target_.Alignment(color),
                  tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color));
-    for (const HeapEvent& e : events) {
-      heap_events_.push_back(e);
-      heap_events_.back().buffer += heap_value_count_;
-      if (e.kind == HeapEvent::kShareWith) heap_events_.back().share_with += heap_value_count_;
-    }
-    heap_value_count_ += id_count;
+    heap_peak_ = std::max(heap_peak_, target_.PeakCountsValues(color)
+                                           ? ValuesPeak(values)
+                                           : LiveBytesPeak(events, id_count));
     out_->stats_.heap_bytes += heap.heap_size;
     out_->stats_.heap_lower_bound += LiveBytesPeak(events, id_count);
 
@@ -632,6 +718,36 @@ class BufferAssigner {
       alloc.slices.push_back({v, offset, size_of(v)});
       out_->offset_of_value_[v] = offset;
     }
+  }
+
+  // The peak of `values` counted value by value (Target::PeakCountsValues):
+  // each its own interval, but a phi value taking over its buffer from the
+  // value before it extends that value's interval.
+  int64_t ValuesPeak(const std::vector<ValueId>& values) const {
+    std::vector<ValueId> by_buffer = values;
+    std::sort(by_buffer.begin(), by_buffer.end(), [&](ValueId a, ValueId b) {
+      return std::make_tuple(df_->buffer_of(a), range(a).start, range(a).end, a) <
+             std::make_tuple(df_->buffer_of(b), range(b).start, range(b).end, b);
+    });
+    std::vector<LiveInterval> intervals;
+    for (size_t k = 0; k < by_buffer.size(); ++k) {
+      const ValueId v = by_buffer[k];
+      const LiveRange& r = range(v);
+      const int64_t size = buffer_size(df_->buffer_of(v));
+      if (k > 0 && value(v).is_phi && df_->buffer_of(by_buffer[k - 1]) == df_->buffer_of(v) &&
+          r.start <= intervals.back().end) {
+        intervals.back().end = std::max(intervals.back().end, r.end);
+        continue;
+      }
+      // A sliced prefetch's concatenation is its slices' bytes: it counts
+      // from the step after it joins them.
+      if (IsConcatBitcast(v)) {
+        if (r.end > r.start) intervals.push_back({r.start + 1, r.end, size});
+        continue;
+      }
+      intervals.push_back({r.start, r.end, size});
+    }
+    return IntervalsPeak(std::move(intervals));
   }
 
   // ---- thread-local computations (reducers, comparators, ...) --------------------
@@ -729,9 +845,8 @@ class BufferAssigner {
       for (const Allocation::Slice& slice : a.slices) largest = std::max(largest, slice.size);
       fixed += largest;
     }
-    const int64_t peak =
-        LiveBytesPeak(heap_events_, heap_value_count_);
-    st.peak_memory_bytes = fixed + peak;
+    // Each colour's heap on its own: the most any one holds at a time.
+    st.peak_memory_bytes = fixed + heap_peak_;
   }
 
   BufferAssignment* out_;
@@ -739,8 +854,7 @@ class BufferAssigner {
   const target::Target& target_;
   const Dataflow* df_ = nullptr;
   std::vector<BufferId> deferred_;
-  std::vector<HeapEvent> heap_events_;  // every color's, in heap ids
-  uint32_t heap_value_count_ = 0;
+  int64_t heap_peak_ = 0;  // the largest colour's peak of live heap bytes
   // The second, tighter assignment of a program over the target's limit
   // (TightAssignmentAbove).
   bool tight_ = false;

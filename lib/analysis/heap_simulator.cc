@@ -5,6 +5,7 @@
 #include <thread>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -215,19 +216,54 @@ int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
 
 // Places each root's group, in `roots` order, at the best fit among the
 // chunks already placed that are live while any member is.
+//
+// A group whose members sit at different distances from the root (kPlaceWith)
+// is placed by the root's offset X instead: member g at X + d_g needs its
+// chunk free of every chunk live with it, which rules out the X in
+// [offset - d_g - size_g + alignment, end - d_g); the best fit is then the
+// smallest gap of allowed X (with every d_g 0 and one size, the same
+// choice as the smallest gap of memory).
 template <typename End>
 void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
-                 const Csr<uint32_t>& groups, int64_t alignment, HeapResult* result) {
+                 const Csr<uint32_t>& groups, const std::vector<int64_t>& from_root,
+                 int64_t alignment, HeapResult* result) {
   std::vector<uint32_t> members;
   for (uint32_t r : roots) {
     const auto group = groups.row(r);
     members.insert(members.end(), group.begin(), group.end());
   }
   PlacedChunks<End> placed(intervals, std::move(members), alignment);
-  std::vector<std::pair<int64_t, int64_t>> used, scratch;
+  std::vector<std::pair<int64_t, int64_t>> used, scratch, live;
   uint32_t query = 0;
   for (uint32_t root : roots) {
     const auto group = groups.row(root);
+    int64_t lowest = 0;
+    for (uint32_t g : group) lowest = std::min(lowest, from_root[g]);
+    bool displaced = lowest < 0;
+    for (uint32_t g : group) displaced |= from_root[g] != 0;
+    if (displaced) {
+      // X = Y - lowest, Y >= 0 keeps every member at or above 0.
+      used.clear();
+      for (uint32_t g : group) {
+        live.clear();
+        placed.AppendLive(intervals[g].start, intervals[g].end, 0, false, &live);
+        const int64_t d = from_root[g] + (-lowest);
+        const int64_t size = RoundUpTo(intervals[g].size, alignment);
+        for (const auto& [offset, end] : live) {
+          const int64_t from = std::max<int64_t>(0, offset - d - size + alignment);
+          const int64_t to = end - d;
+          if (to > from) used.push_back({from, to});
+        }
+      }
+      const int64_t x = BestFit(&used, alignment, &scratch) - lowest;
+      for (uint32_t g : group) {
+        const int64_t offset = x + from_root[g];
+        placed.Place(g, offset);
+        result->offsets[g] = offset;
+        result->heap_size = std::max(result->heap_size, offset + intervals[g].size);
+      }
+      continue;
+    }
     int64_t max_size = 0;
     used.clear();
     ++query;
@@ -254,12 +290,14 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
   result.offsets.assign(id_count, -1);
   std::vector<Interval> intervals(id_count);
   std::vector<uint32_t> share_with(id_count, kNoBuffer);
+  std::vector<int64_t> place_offset(id_count, 0);
   int64_t counter = 0;
   for (const HeapEvent& e : events) {
     Interval& in = intervals[e.buffer];
     switch (e.kind) {
       case HeapEvent::kAlloc:
       case HeapEvent::kShareWith:
+      case HeapEvent::kPlaceWith:
         in.size = e.size;
         in.present = true;
         if (e.size == 0) {
@@ -268,7 +306,8 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
         }
         in.start = counter++;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
-        if (e.kind == HeapEvent::kShareWith) share_with[e.buffer] = e.share_with;
+        if (e.kind != HeapEvent::kAlloc) share_with[e.buffer] = e.share_with;
+        if (e.kind == HeapEvent::kPlaceWith) place_offset[e.buffer] = e.offset;
         break;
       case HeapEvent::kFree:
         if (in.size == 0) break;
@@ -283,7 +322,8 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
   // Who shares whose chunk, in the order they joined.
   const Csr<uint32_t> colocations = Csr<uint32_t>::Build(id_count, [&](auto emit) {
     for (const HeapEvent& e : events) {
-      if (e.kind == HeapEvent::kShareWith && share_with[e.buffer] == e.share_with &&
+      if (e.kind != HeapEvent::kAlloc && e.kind != HeapEvent::kFree &&
+          share_with[e.buffer] == e.share_with &&
           intervals[e.buffer].size > 0) {
         emit(e.share_with, e.buffer);
       }
@@ -295,13 +335,18 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
     if (in.present && in.size > 0 && in.needs_allocation) roots.push_back(id);
   }
   // Each root's group, once: the root, then every buffer sharing its chunk,
-  // transitively, breadth first.
+  // transitively, breadth first; each member's distance from the root's
+  // offset (0 but for kPlaceWith).
+  std::vector<int64_t> from_root(id_count, 0);
   const Csr<uint32_t> groups = Csr<uint32_t>::Build(id_count, [&](auto emit) {
     std::vector<uint32_t> group;
     for (uint32_t root : roots) {
       group.assign(1, root);
       for (size_t k = 0; k < group.size(); ++k) {
-        for (uint32_t c : colocations.row(group[k])) group.push_back(c);
+        for (uint32_t c : colocations.row(group[k])) {
+          from_root[c] = from_root[group[k]] + place_offset[c];
+          group.push_back(c);
+        }
       }
       for (uint32_t g : group) emit(root, g);
     }
@@ -327,9 +372,9 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
   });
 
   if (event_times == EventTimes::kFitting && counter <= std::numeric_limits<int32_t>::max()) {
-    PlaceGroups<int32_t>(intervals, roots, groups, alignment, &result);
+    PlaceGroups<int32_t>(intervals, roots, groups, from_root, alignment, &result);
   } else {
-    PlaceGroups<int64_t>(intervals, roots, groups, alignment, &result);
+    PlaceGroups<int64_t>(intervals, roots, groups, from_root, alignment, &result);
   }
   return result;
 }
@@ -382,6 +427,7 @@ int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count) {
   for (const HeapEvent& e : events) {
     switch (e.kind) {
       case HeapEvent::kAlloc:
+      case HeapEvent::kPlaceWith:  // bytes of its own, only placed by another's
         root[e.buffer] = e.buffer;
         references[e.buffer] = 1;
         current += e.size;
@@ -396,6 +442,23 @@ int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count) {
         if (--references[root[e.buffer]] == 0) current -= e.size;
         break;
     }
+    peak = std::max(peak, current);
+  }
+  return peak;
+}
+
+int64_t IntervalsPeak(std::vector<LiveInterval> intervals) {
+  // Starts sort before ends at the same step, so meeting intervals overlap.
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (2 * step + is_end, bytes)
+  steps.reserve(2 * intervals.size());
+  for (const LiveInterval& i : intervals) {
+    steps.push_back({2 * i.start, i.size});
+    steps.push_back({2 * i.end + 1, -i.size});
+  }
+  std::sort(steps.begin(), steps.end());
+  int64_t current = 0, peak = 0;
+  for (const auto& [at, bytes] : steps) {
+    current += bytes;
     peak = std::max(peak, current);
   }
   return peak;

@@ -13,11 +13,16 @@
 namespace hlomem::analysis {
 
 struct HeapEvent {
-  enum Kind : uint8_t { kAlloc, kFree, kShareWith };
+  // kPlaceWith: the buffer takes its own bytes at a fixed distance from
+  // share_with's chunk (`offset` bytes above its start, or below when
+  // negative), as the pieces of a sliced prefetch sit in the chunk of the
+  // array they are concatenated into.
+  enum Kind : uint8_t { kAlloc, kFree, kShareWith, kPlaceWith };
   Kind kind;
   uint32_t buffer;      // caller's id (a value id)
   int64_t size;         // bytes (the size of the value's whole HloBuffer)
-  uint32_t share_with;  // for kShareWith: the buffer whose chunk is reused
+  uint32_t share_with;  // for kShareWith and kPlaceWith: the buffer placed against
+  int64_t offset = 0;   // for kPlaceWith: where from share_with's chunk
 };
 
 struct HeapResult {
@@ -56,6 +61,17 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
 // several buffers counted once: the heap size an ideal, fragmentation-free
 // allocator would need. `id_count` bounds the ids used.
 int64_t LiveBytesPeak(const std::vector<HeapEvent>& events, uint32_t id_count);
+
+// A value's bytes held from step `start` to step `end`, both included.
+struct LiveInterval {
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t size = 0;
+};
+
+// The most bytes the intervals hold at one step: two intervals that meet
+// at a step (one ending, the other starting) both count there.
+int64_t IntervalsPeak(std::vector<LiveInterval> intervals);
 
 }  // namespace hlomem::analysis
 

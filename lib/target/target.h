@@ -108,6 +108,15 @@ class Target {
   // The orders the heap of `color` is laid out in.
   virtual HeapOrders heap_orders(int64_t /*color*/) const { return HeapOrders::kSmallerOfBoth; }
 
+  // Whether memory_analysis()'s peak counts the heap of `color` value by
+  // value rather than by the heap simulator's events: each value over its
+  // own live range, both ends included, with no operand's buffer handed to
+  // its user; the values of one buffer count once where a control-flow
+  // value (a phi: a loop's or conditional's parameter or output) takes
+  // over from the one before it. XLA:TPU's memories placed by memory-space
+  // assignment (VMEM) are counted so.
+  virtual bool PeakCountsValues(int64_t /*color*/) const { return false; }
+
   // Whether a temp may be placed in an output's allocation when their live
   // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs to
   // themselves, but lets temps into a donated parameter's allocation.

@@ -240,6 +240,16 @@ class TpuTarget final : public Target {
     }
   }
 
+  // XLA:TPU's peak_memory_in_bytes counts VMEM (and v4's colour 3) value
+  // by value: a fusion writing in place over its operand counts both at its
+  // step (a loop of f32[4096,4096] updated in place peaks at 128 MiB of a
+  // 64 MiB VMEM heap), as does a user meeting its operand's last use, but a
+  // loop's or conditional's phi values do not (a 12-array loop carry
+  // counts once).
+  bool PeakCountsValues(int64_t color) const override {
+    return color == kVmemColor || color == kV4Color3;
+  }
+
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
     switch (color) {

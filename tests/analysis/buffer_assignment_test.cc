@@ -162,6 +162,55 @@ ENTRY e {
   EXPECT_EQ(big.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
+// XLA:TPU's memory_analysis() peak counts VMEM value by value: b
+// overwrites a in place (aliasing_operands), so the two share VMEM's one
+// 4 MiB chunk, yet both count at b's step. Peak = p0 and o (4 MiB each)
+// + 8 MiB of VMEM values; HBM has no temps.
+TEST(BufferAssignmentTest, TpuVmemPeakCountsAnInPlaceUserBesideItsOperand) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule vmem, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[1024,1024]{1,0:T(8,128)} parameter(0)
+  a = f32[1024,1024]{1,0:T(8,128)S(1)} negate(p0)
+  b = f32[1024,1024]{1,0:T(8,128)S(1)} negate(a), backend_config={"aliasing_operands":{"lists":[{"indices":["0","1"]}]}}
+  ROOT o = f32[1024,1024]{1,0:T(8,128)} copy(b)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 4 * kMiB);
+  EXPECT_EQ(a.assignment->stats().peak_memory_bytes, 16 * kMiB);
+}
+
+// kPlaceWith: a sliced prefetch. A (100 B) is live at ticks 0-3 below B
+// (64 B, at 0, ticks 1-2); C (64 B) joins A's chunk 128 B above A's start
+// once B is gone (ticks 4-5). Placed as one, A cannot go at 0 (its 100 B
+// would cover B), so A sits at 64, C at 192: heap 256. Each counts its own
+// bytes in the live peak.
+TEST(HeapSimulatorTest, PlacedWithKeepsItsDistanceFromTheOther) {
+  const std::vector<HeapEvent> events = {
+      {HeapEvent::kAlloc, 1, 64, 0},  {HeapEvent::kAlloc, 0, 100, 0},
+      {HeapEvent::kFree, 1, 64, 0},   {HeapEvent::kPlaceWith, 2, 64, 0, 128},
+      {HeapEvent::kFree, 0, 100, 0},  {HeapEvent::kFree, 2, 64, 0},
+  };
+  const HeapResult heap = BestHeap(events, 3, 64, target::HeapOrders::kAllocationOnly);
+  EXPECT_EQ(heap.offsets, (std::vector<int64_t>{64, 0, 192}));
+  EXPECT_EQ(heap.heap_size, 256);
+  EXPECT_EQ(LiveBytesPeak(events, 3), 164);
+}
+
+// Intervals count at both ends: [0,2] and [2,3] overlap at step 2,
+// [0,2] and [3,4] do not.
+TEST(HeapSimulatorTest, IntervalsMeetingAtAStepBothCount) {
+  EXPECT_EQ(IntervalsPeak({{0, 2, 100}, {2, 3, 50}}), 150);
+  EXPECT_EQ(IntervalsPeak({{0, 2, 100}, {3, 4, 50}}), 100);
+  EXPECT_EQ(IntervalsPeak({}), 0);
+}
+
 // XLA:TPU's SparseCore offload, as its dumps show it (jnp.histogram's
 // scatter-add): async-start() with no operands, which arrive at an
 // async-update ((operands...), output); the wrapped computations run

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -27,6 +29,14 @@ namespace {
 // the test fails if a change makes fewer cases exact.
 constexpr int kTpuHbmExactFloor = 327;
 constexpr int kTpuHbmCloseFloor = 329;
+// The same for every memory space at once, for VMEM (colour 1) and v4's
+// colour 3 (both placed by XLA:TPU's memory-space assignment), and for the
+// memory_analysis() fields the dump determines (argument, output, alias,
+// total allocation, peak) of the cases that have XLA's memory_analysis.json.
+constexpr int kTpuEverySpaceExactFloor = 272;
+constexpr int kTpuVmemExactFloor = 207;
+constexpr int kTpuColor3ExactFloor = 67;
+constexpr int kTpuMemoryAnalysisExactFloor = 299;
 
 // The --device preset of each TPU target directory.
 const std::map<std::string, std::string>& TpuPresets() {
@@ -40,6 +50,7 @@ struct Case {
   std::string target;
   std::string hlo;
   std::string verdict;  // "fits" or "CompileTimeHbmOom"
+  std::string directory;
   std::map<int64_t, int64_t> xla_by_color;
 };
 
@@ -58,6 +69,7 @@ std::vector<Case> ReadCases() {
     one.hlo = root + "/" + c["directory"].get<std::string>() + "/" +
               c["role_files"]["after_optimizations"].get<std::string>();
     one.verdict = c.value("verdict", "");
+    one.directory = root + "/" + c["directory"].get<std::string>();
     for (const auto& [color, bytes] : c["xla_totals_by_color"].items()) {
       one.xla_by_color[std::stoll(color)] = bytes.get<int64_t>();
     }
@@ -146,6 +158,53 @@ TEST_F(AccelGroundTruthTest, TpuHbmMatchesXlaOnMostModulesAndScalarMemoriesOnAll
   EXPECT_GE(hbm_close, kTpuHbmCloseFloor);
 }
 
+TEST_F(AccelGroundTruthTest, TpuMemorySpacesAndMemoryAnalysisMatchXlaOnMostModules) {
+  int tpu = 0, every_space = 0, vmem = 0, vmem_exact = 0, color3 = 0, color3_exact = 0;
+  int analyses = 0, analysis_exact = 0;
+  std::string misses;
+  for (size_t k = 0; k < cases_->size(); ++k) {
+    const Case& c = (*cases_)[k];
+    if (c.target.rfind("tpu_", 0) != 0) continue;
+    ++tpu;
+    const ModuleReport& m = (*reports_)[k];
+    std::map<int64_t, int64_t> computed = ComputedByColor(m);
+    std::map<int64_t, int64_t> xla = NonZero(c.xla_by_color);
+    every_space += computed == xla;
+    // A space counts where either side has it, at 0 bytes too (as
+    // tools/accel_accuracy.py counts).
+    std::set<int64_t> present;
+    for (const MemorySpaceTotals& s : m.memory_spaces) present.insert(s.color);
+    for (const auto& [color, bytes] : c.xla_by_color) present.insert(color);
+    for (auto [color, count, exact] : {std::tuple{1, &vmem, &vmem_exact},
+                                       std::tuple{3, &color3, &color3_exact}}) {
+      if (!present.count(color)) continue;
+      ++*count;
+      *exact += computed[color] == xla[color];
+    }
+    std::ifstream in(c.directory + "/memory_analysis.json");
+    if (!in || !m.computed) continue;
+    const nlohmann::json ma = nlohmann::json::parse(in);
+    ++analyses;
+    const MemoryNumbers& n = *m.computed;
+    const bool exact = n.argument_bytes == ma["argument_size_in_bytes"].get<int64_t>() &&
+                       n.output_bytes == ma["output_size_in_bytes"].get<int64_t>() &&
+                       n.alias_bytes == ma["alias_size_in_bytes"].get<int64_t>() &&
+                       n.total_bytes == ma["total_allocation_bytes"].get<int64_t>() &&
+                       n.peak_memory_bytes == ma["peak_memory_in_bytes"].get<int64_t>();
+    analysis_exact += exact;
+    if (!exact) absl::StrAppend(&misses, "  ", c.name, "\n");
+  }
+  std::printf("TPU: every memory space %d/%d exact, VMEM %d/%d, colour 3 %d/%d, "
+              "memory_analysis() %d/%d; memory_analysis() misses:\n%s",
+              every_space, tpu, vmem_exact, vmem, color3_exact, color3, analysis_exact, analyses,
+              misses.c_str());
+  EXPECT_GE(analyses, 300);
+  EXPECT_GE(every_space, kTpuEverySpaceExactFloor);
+  EXPECT_GE(vmem_exact, kTpuVmemExactFloor);
+  EXPECT_GE(color3_exact, kTpuColor3ExactFloor);
+  EXPECT_GE(analysis_exact, kTpuMemoryAnalysisExactFloor);
+}
+
 TEST_F(AccelGroundTruthTest, TpuDeviceFitAgreesWithXlasCompileVerdict) {
   int checked = 0, out_of_memory = 0;
   for (size_t k = 0; k < cases_->size(); ++k) {
@@ -198,7 +257,7 @@ TEST(AccelOomTest, CompileTimeHbmOomIsExplainedWithXlasFigures) {
 TEST(AccelXlaDisagreementTest, ADifferingSpaceIsAFindingAndAgreementIsNot) {
   const std::string root = std::string(HLOMEM_TESTDATA_DIR) + "/accel/";
   absl::StatusOr<Report> differs =
-      pipeline::BuildReport({root + "tpu_v5e/mlp_grad"}, pipeline::ReportOptions());
+      pipeline::BuildReport({root + "tpu_v5e/attention_long_seq"}, pipeline::ReportOptions());
   ASSERT_TRUE(differs.ok()) << differs.status().message();
   const ModuleReport& m = differs->modules.at(0);
   int64_t expected = 0;

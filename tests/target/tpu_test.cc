@@ -139,5 +139,17 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_EQ(MakeCpuTarget()->TightAssignmentAbove(), std::nullopt);
 }
 
+// memory_analysis()'s peak counts the memories placed by memory-space
+// assignment (VMEM, v4's colour 3) value by value; HBM and SMEM as the
+// heap simulator shares them.
+TEST(TpuTargetTest, PeakCountsMemorySpaceAssignedValues) {
+  const std::unique_ptr<Target> v4 = MakeTpuTarget(FindTpuGeneration("v4"));
+  EXPECT_FALSE(v4->PeakCountsValues(0));
+  EXPECT_TRUE(v4->PeakCountsValues(1));
+  EXPECT_FALSE(v4->PeakCountsValues(2));
+  EXPECT_TRUE(v4->PeakCountsValues(3));
+  EXPECT_FALSE(MakeCpuTarget()->PeakCountsValues(0));
+}
+
 }  // namespace
 }  // namespace hlomem::target
