@@ -210,19 +210,20 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::st
                       : "",
                   "<table class=buffers><tr><th>bytes</th><th>% peak</th><th>kind</th>"
                   "<th>shape</th><th>op_name</th><th>source</th><th>live</th></tr>\n");
-  const std::vector<const BufferRow*> rows = TopAtPeak(m, options.top);
-  for (const BufferRow* row : rows) {
-    const BufferRow& r = *row;
-    absl::StrAppend(out, "<tr><td class=num>", HumanBytes(r.bytes), "</td><td class=num>",
-                    PercentOf(r.bytes, m.profile.peak_live_bytes), "</td><td><span class=\"kind ",
-                    Html(r.kind), "\">", Html(r.kind), "</span></td><td><code>",
+  const std::vector<PeakGroup> groups = GroupedAtPeak(m, options.top);
+  for (const PeakGroup& g : groups) {
+    const BufferRow& r = *g.row;
+    absl::StrAppend(out, "<tr><td class=num>", HumanBytes(g.bytes()), "</td><td class=num>",
+                    PercentOf(g.bytes(), m.profile.peak_live_bytes), "</td><td><span class=\"kind ",
+                    Html(r.kind), "\">", Html(r.kind), "</span></td><td>",
+                    g.count > 1 ? absl::StrCat(g.count, " &times; ") : "", "<code>",
                     Html(StripLayout(r.shape)), "</code></td><td><code>", Html(r.Label()),
                     "</code></td><td><code>", Html(r.Source()), "</code></td><td class=num>", r.start,
                     "&ndash;", r.end, "</td></tr>\n");
   }
   absl::StrAppend(out, "</table>\n");
-  if (m.profile.live_at_peak.size() > rows.size()) {
-    absl::StrAppend(out, "<p class=dim>", m.profile.live_at_peak.size() - rows.size(),
+  if (m.profile.live_at_peak.size() > RowsIn(groups)) {
+    absl::StrAppend(out, "<p class=dim>", m.profile.live_at_peak.size() - RowsIn(groups),
                     " more; --top N shows more</p>\n");
   }
 }

@@ -131,14 +131,15 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
                   "\n\n");
   *out += Header({"bytes", "% peak", "kind", "shape", "op_name", "source"},
                  {true, true, false, false, false, false});
-  const std::vector<const BufferRow*> rows = TopAtPeak(m, options.top);
-  for (const BufferRow* row : rows) {
-    const BufferRow& r = *row;
-    *out += Row({HumanBytes(r.bytes), PercentOf(r.bytes, m.profile.peak_live_bytes), r.kind,
-                 Code(StripLayout(r.shape)), Code(r.Label()), Code(r.Source())});
+  const std::vector<PeakGroup> groups = GroupedAtPeak(m, options.top);
+  for (const PeakGroup& g : groups) {
+    const BufferRow& r = *g.row;
+    *out += Row({HumanBytes(g.bytes()), PercentOf(g.bytes(), m.profile.peak_live_bytes), r.kind,
+                 absl::StrCat(g.count > 1 ? absl::StrCat(g.count, " × ") : "", Code(StripLayout(r.shape))),
+                 Code(r.Label()), Code(r.Source())});
   }
-  if (m.profile.live_at_peak.size() > rows.size()) {
-    absl::StrAppend(out, "\n… and ", m.profile.live_at_peak.size() - rows.size(), " more\n");
+  if (m.profile.live_at_peak.size() > RowsIn(groups)) {
+    absl::StrAppend(out, "\n… and ", m.profile.live_at_peak.size() - RowsIn(groups), " more\n");
   }
   absl::StrAppend(out, "\n**At the peak, by source line**\n\n");
   *out += Header({"bytes", "% peak", "buffers", "source"}, {true, true, true, false});

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -216,6 +217,29 @@ std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top) {
     if (static_cast<int>(rows.size()) == top) break;
     if (k < module.rows.size()) rows.push_back(&module.rows[k]);
   }
+  return rows;
+}
+
+std::vector<PeakGroup> GroupedAtPeak(const ModuleReport& module, int top) {
+  using Key = std::tuple<std::string, std::string, int64_t, std::string, std::string>;
+  std::map<Key, size_t> group_of;
+  std::vector<PeakGroup> groups;
+  for (const BufferRow* row : TopAtPeak(module, std::numeric_limits<int>::max())) {
+    Key key{row->kind, StripLayout(row->shape), row->bytes, row->Label(), row->Source()};
+    auto [it, added] = group_of.emplace(std::move(key), groups.size());
+    if (added) groups.push_back({row, 0});
+    ++groups[it->second].count;
+  }
+  // Largest first by the group's bytes; the rows' order among equals.
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const PeakGroup& a, const PeakGroup& b) { return a.bytes() > b.bytes(); });
+  if (static_cast<int>(groups.size()) > top) groups.resize(static_cast<size_t>(std::max(top, 0)));
+  return groups;
+}
+
+size_t RowsIn(const std::vector<PeakGroup>& groups) {
+  size_t rows = 0;
+  for (const PeakGroup& g : groups) rows += static_cast<size_t>(g.count);
   return rows;
 }
 

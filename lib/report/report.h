@@ -248,6 +248,19 @@ std::vector<const StackFrameRow*> StackOf(const ModuleReport& module, int64_t st
 // The rows live at the peak, largest first, at most `top`.
 std::vector<const BufferRow*> TopAtPeak(const ModuleReport& module, int top);
 
+// The rows live at the peak with identical buffers merged (same kind,
+// shape, bytes, op_name and line: the same activation saved by each layer
+// of an unrolled loop), largest first, at most `top` groups. `row` is the
+// first of its group; `count` how many it stands for.
+struct PeakGroup {
+  const BufferRow* row = nullptr;
+  int count = 0;
+  int64_t bytes() const { return row->bytes * count; }
+};
+std::vector<PeakGroup> GroupedAtPeak(const ModuleReport& module, int top);
+// How many rows the groups stand for (for "... N more").
+size_t RowsIn(const std::vector<PeakGroup>& groups);
+
 // Whether a module has more memory spaces than the one device memory (TPU's
 // HBM, VMEM, SMEM; host memory): the writers then show a table of them.
 bool HasSeveralMemorySpaces(const ModuleReport& module);

@@ -232,14 +232,16 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const S
   }
   Table table({"bytes", "%peak", "kind", "shape", "op_name", "source"},
               {true, true, false, false, false, false}, {0, 0, 0, kShapeWidth, kLabelWidth, 0});
-  for (const BufferRow* row : TopAtPeak(m, options.top)) {
-    const BufferRow& r = *row;
-    table.Add({HumanBytes(r.bytes), Percent(r.bytes, peak), r.kind, StripLayout(r.shape), r.Label(),
-               r.Source()});
+  const std::vector<PeakGroup> groups = GroupedAtPeak(m, options.top);
+  for (const PeakGroup& g : groups) {
+    const BufferRow& r = *g.row;
+    table.Add({HumanBytes(g.bytes()), Percent(g.bytes(), peak), r.kind,
+               g.count > 1 ? absl::StrCat(g.count, " x ", StripLayout(r.shape)) : StripLayout(r.shape),
+               r.Label(), r.Source()});
   }
   table.Render(style, out);
-  if (m.profile.live_at_peak.size() > table.size()) {
-    absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", m.profile.live_at_peak.size() - table.size(),
+  if (m.profile.live_at_peak.size() > RowsIn(groups)) {
+    absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", m.profile.live_at_peak.size() - RowsIn(groups),
                                                 " more (--top N shows more)")),
                     "\n");
   }
