@@ -50,6 +50,14 @@ std::optional<ParsedSize> ParseHumanSize(absl::string_view text) {
   return out;
 }
 
+// Sets `bytes` (and widens `rounding`) from a size XLA printed, if it is one.
+void SetSize(absl::string_view text, std::optional<int64_t>* bytes, int64_t* rounding) {
+  if (auto size = ParseHumanSize(absl::StripSuffix(text, "."))) {
+    *bytes = size->bytes;
+    *rounding = std::max(*rounding, size->rounding);
+  }
+}
+
 // The token right after `marker` up to one of `stops`.
 std::optional<absl::string_view> After(absl::string_view line, absl::string_view marker,
                                        absl::string_view stops) {
@@ -84,6 +92,47 @@ std::optional<XlaOomError> ParseLine(absl::string_view line) {
       if (absl::EndsWith(name, ".")) name.remove_suffix(1);
       e.module_name = std::string(name);
     }
+    return e;
+  }
+  // XLA:TPU's other E1000 forms (openxla/xla docs/errors/error_1000.md):
+  // "Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm." and
+  // "Aborting compilation early ... Requires 3.84T, has 90.96G available."
+  if (absl::StrContains(line, "Ran out of memory in memory space ")) {
+    e.kind = XlaOomError::Kind::kCompileTimeHbmOom;
+    e.code = "E1000";
+    if (auto space = After(line, "Ran out of memory in memory space ", ". ")) {
+      e.memory = absl::AsciiStrToUpper(*space);
+    }
+    const size_t used_at = line.find("Used ");
+    if (used_at != absl::string_view::npos) {
+      const absl::string_view used = line.substr(used_at);  // "Used 49.34G of 32.00G hbm."
+      if (auto size = After(used, "Used ", " ")) SetSize(*size, &e.needed_bytes, &e.rounding_bytes);
+      if (auto size = After(used, " of ", " ")) SetSize(*size, &e.available_bytes, &e.rounding_bytes);
+    }
+    return e;
+  }
+  if (absl::StrContains(line, "unlikely to have enough memory") && absl::StrContains(line, "Requires ")) {
+    e.kind = XlaOomError::Kind::kCompileTimeHbmOom;
+    e.code = "E1000";
+    e.memory = "HBM";
+    if (auto needed = After(line, "Requires ", ", ")) SetSize(*needed, &e.needed_bytes, &e.rounding_bytes);
+    if (auto has = After(line, ", has ", " ")) SetSize(*has, &e.available_bytes, &e.rounding_bytes);
+    return e;
+  }
+  // E1001 (docs/errors/error_1001.md): one allocation, often a kernel's
+  // scoped VMEM, larger than its memory space: "Allocation (size=134217728)
+  // would exceed memory (size=67108864) :: #allocation25 [..., space=vmem, ...]".
+  if (absl::StrContains(line, "would exceed memory (size=")) {
+    e.kind = XlaOomError::Kind::kCompileTimeAllocation;
+    e.code = "E1001";
+    int64_t bytes = 0;
+    if (auto size = After(line, "Allocation (size=", ")"); size && absl::SimpleAtoi(*size, &bytes)) {
+      e.needed_bytes = bytes;
+    }
+    if (auto size = After(line, "would exceed memory (size=", ")"); size && absl::SimpleAtoi(*size, &bytes)) {
+      e.available_bytes = bytes;
+    }
+    if (auto space = After(line, "space=", ", ]")) e.memory = absl::AsciiStrToUpper(*space);
     return e;
   }
   if (absl::StrContains(line, "Attempting to allocate") &&
@@ -136,6 +185,7 @@ absl::string_view XlaOomKindName(XlaOomError::Kind kind) {
     case XlaOomError::Kind::kCompileTimeHbmOom: return "CompileTimeHbmOom";
     case XlaOomError::Kind::kTpuRuntime: return "TPU runtime allocation";
     case XlaOomError::Kind::kGpuAllocation: return "GPU allocation";
+    case XlaOomError::Kind::kCompileTimeAllocation: return "compile-time allocation";
   }
   return "";
 }
@@ -154,9 +204,11 @@ absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view pat
   }
   if (out.empty()) {
     return FileError(path,
-                     "no out-of-memory message found (expected XLA's CompileTimeHbmOom, a TPU "
-                     "runtime \"Attempting to allocate\" or a GPU \"Out of memory while trying to "
-                     "allocate\" line)");
+                     "no out-of-memory message found (expected XLA:TPU's E1000 \"CompileTimeHbmOom\", "
+                     "\"Ran out of memory in memory space\" or \"unlikely to have enough memory\", "
+                     "E1001 \"would exceed memory\", a TPU runtime \"Attempting to allocate\", a GPU "
+                     "\"Out of memory while trying to allocate\" or a BFC \"ran out of memory trying "
+                     "to allocate\" line)");
   }
   return out;
 }

@@ -1,8 +1,18 @@
 // Reads the out-of-memory errors XLA and its runtimes print, so that a
-// report can put XLA's own figures beside the buffers that make them:
+// report can put XLA's own figures beside the buffers that make them. Where
+// each form comes from: libtpu's compiler (E1000/E1001, documented with
+// these texts in openxla/xla docs/errors/error_1000.md and error_1001.md;
+// the first below is what jax[tpu] 0.12 prints, testdata/accel/*/oom_*),
+// libtpu's runtime (docs/errors/error_0100.md), XLA:GPU's executable
+// allocations (xla/service/gpu) and TSL's BFC allocator
+// (tsl/framework/bfc_allocator.cc), which JAX's GPU client uses:
 //   XLA:TPU compile time  "E1000: CompileTimeHbmOom: ... the total memory required
 //                          for HLO temporaries (18.52G) exceeds available HBM (15.75G).
 //                          HLO module: jit_train_step."
+//                         "Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm."
+//                         "Aborting compilation early ... Requires 3.84T, has 90.96G available."
+//                         "Allocation (size=134217728) would exceed memory (size=67108864)
+//                          :: #allocation25 [..., space=vmem, ...]"  (E1001)
 //   TPU runtime           "Attempting to allocate 8.00M. That was not possible.
 //                          There are 6.43M free.; (0x0x1_HBM0)"
 //   XLA:GPU               "Out of memory while trying to allocate 1073741824 bytes."
@@ -26,6 +36,9 @@ struct XlaOomError {
     kCompileTimeHbmOom,  // XLA:TPU refused to compile (E1000)
     kTpuRuntime,         // the TPU runtime could not allocate a buffer
     kGpuAllocation,      // XLA:GPU or the BFC allocator could not allocate
+    // XLA:TPU refused to compile: one allocation (E1001, often a kernel's
+    // scoped VMEM) is larger than its memory space.
+    kCompileTimeAllocation,
   };
   Kind kind = Kind::kCompileTimeHbmOom;
   std::string code;         // "E1000", "" when the message has none

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -268,6 +269,17 @@ std::vector<std::string> OomLines(const OomExplanation& oom) {
   const dump::XlaOomError& e = oom.error;
   std::vector<std::string> lines;
   const std::string whose = oom.device_bytes_source == "xla" ? "XLA's buffer assignment" : "hlomem";
+  if (e.kind == dump::XlaOomError::Kind::kCompileTimeAllocation) {
+    if (e.needed_bytes && e.available_bytes) {
+      lines.push_back(absl::StrCat("one allocation of ", HumanAndExact(*e.needed_bytes), " is larger than the ",
+                                   HumanBytes(*e.available_bytes), " of ", e.memory.empty() ? "its memory" : e.memory,
+                                   ": XLA:TPU refused to compile"));
+    }
+    if (absl::StrContains(e.message, "scoped memory")) {
+      lines.push_back("it is a kernel's scoped memory: give the kernel (Pallas, Mosaic) smaller blocks");
+    }
+    return lines;
+  }
   if (e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom) {
     if (e.needed_bytes && e.available_bytes) {
       lines.push_back(absl::StrCat(
@@ -334,7 +346,10 @@ std::vector<RankedFix> RankFixes(const ModuleReport& module) {
 std::vector<AllocationCandidate> FailedAllocationCandidates(const ModuleReport& module,
                                                             const dump::XlaOomError& error) {
   std::vector<AllocationCandidate> out;
-  if (!error.needed_bytes || error.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom) return out;
+  if (!error.needed_bytes || error.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom ||
+      error.kind == dump::XlaOomError::Kind::kCompileTimeAllocation) {
+    return out;
+  }
   const int64_t needed = *error.needed_bytes;
   auto near = [&](int64_t bytes) { return std::abs(bytes - needed) <= error.rounding_bytes; };
   const std::optional<MemoryNumbers>& numbers = module.xla ? module.xla : module.computed;

@@ -72,6 +72,39 @@ TEST(XlaOomErrorTest, GpuAndBfcAllocationFailures) {
   EXPECT_EQ((*errors)[1].rounding_bytes, 0);
 }
 
+// The other E1000 texts and E1001 as XLA's own error pages print them
+// (openxla/xla docs/errors/error_1000.md and error_1001.md).
+TEST(XlaOomErrorTest, DocumentedCompileTimeForms) {
+  const std::string text =
+      "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. "
+      "Used 49.34G of 32.00G hbm. Exceeded hbm capacity by 17.34G.\n"
+      "RESOURCE_EXHAUSTED: Compilation failure: Aborting compilation early because it's unlikely to "
+      "have enough memory. Requires 3.84T, has 90.96G available. If more detailed logging is desired, "
+      "set --xla_tpu_impure_oom_fast_exit_threshold=-1\n"
+      "XlaRuntimeError: RESOURCE_EXHAUSTED: Allocation (size=134217728) would exceed memory "
+      "(size=67108864) :: #allocation25 [shape = 'u8[134217728]{0}', space=vmem, size = 0x8000000, "
+      "tag = 'scoped memory for ragged_kernel.2'] :: ragged_kernel.2\n";
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors("log.txt", text);
+  ASSERT_TRUE(errors.ok()) << errors.status();
+  ASSERT_EQ(errors->size(), 3u);
+  const XlaOomError& used = (*errors)[0];
+  EXPECT_EQ(used.kind, XlaOomError::Kind::kCompileTimeHbmOom);
+  EXPECT_EQ(used.code, "E1000");
+  EXPECT_EQ(used.memory, "HBM");
+  EXPECT_EQ(*used.needed_bytes, static_cast<int64_t>(49.34 * (int64_t{1} << 30) + 0.5));
+  EXPECT_EQ(*used.available_bytes, int64_t{32} << 30);
+  const XlaOomError& early = (*errors)[1];
+  EXPECT_EQ(early.kind, XlaOomError::Kind::kCompileTimeHbmOom);
+  EXPECT_NEAR(static_cast<double>(*early.needed_bytes), 3.84 * 1099511627776.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(*early.available_bytes), 90.96 * 1073741824.0, 1.0);
+  const XlaOomError& vmem = (*errors)[2];
+  EXPECT_EQ(vmem.kind, XlaOomError::Kind::kCompileTimeAllocation);
+  EXPECT_EQ(vmem.code, "E1001");
+  EXPECT_EQ(vmem.memory, "VMEM");
+  EXPECT_EQ(*vmem.needed_bytes, 134217728);
+  EXPECT_EQ(*vmem.available_bytes, 67108864);
+}
+
 TEST(XlaOomErrorTest, TextWithoutAnOomIsAnErrorNamingTheFile) {
   absl::StatusOr<std::vector<XlaOomError>> errors =
       ParseXlaOomErrors("train.log", "step 1 loss 2.3\nstep 2 loss 2.1\n");
