@@ -5,6 +5,16 @@
 // 96 GiB copy of the 96 GiB index parameter, rebuilt from its columns with
 // the negative-index wrap applied.
 //
+// The advice reads the index chain: with the wrap (compare/select) it names
+// the forms checked against XLA's buffer assignment to remove the copy
+// (testdata/jax/seed_gather_grad_int32_grads_{promise_in_bounds,
+// columns_nowrap}); without it, only slices and a concatenate, the wrap fix
+// is already applied (seed_gather_grad_int32_grads_split_nowrap: the same
+// 96 GiB copy) and the split-and-concatenate of columns is what remains.
+// Indices widened on the way (s16 -> s32) leave only the whole-array
+// lax.gather: jnp converts and concatenates the columns however they are
+// indexed (seed_gather_grad_int16_grads_*).
+//
 // Bytes: the copy's size, less the part dtype-widening reports when the copy
 // is also wider than its source (so the two findings add up to the copy).
 // Not reported: plain copies (copy insertion; missed-donation and
@@ -34,15 +44,117 @@ bool FeedsIndexedOp(const Context& ctx, ValueId v) {
   return false;
 }
 
+// What an index array's copy does to it: the negative-index wrap
+// (select(idx < 0, idx + n, idx), compare/select in the chain), a split into
+// columns concatenated again (slices and a concatenate), a conversion to a
+// wider index type, or several of these.
+struct IndexChain {
+  bool wraps = false;
+  bool splits = false;
+  bool widens = false;
+  int64_t columns = 0;  // the concatenate's operands, 0 if none
+  absl::string_view from;  // "s16" when widened
+  absl::string_view to;    // "s32"
+};
+
+IndexChain IndexChainOf(const hlo::Module& m, ValueId v, const Recipe& recipe,
+                        const analysis::Dataflow& dataflow) {
+  IndexChain chain;
+  // RecipeOf keeps integer arithmetic only with a select or clamp in it.
+  chain.wraps = recipe.computes;
+  chain.widens = recipe.converts;
+  chain.from = hlo::PrimitiveTypeName(recipe.source_type);
+  chain.to = hlo::PrimitiveTypeName(m.shapes.get(dataflow.value(v).shape).type);
+  bool sliced = false;
+  for (InstrId i : recipe.ops) {  // root first: the outermost concatenate
+    const Opcode op = m.instr(i).opcode;
+    sliced |= op == Opcode::kSlice;
+    if (op == Opcode::kConcatenate && chain.columns == 0) {
+      chain.columns = static_cast<int64_t>(m.operands(i).size());
+    }
+  }
+  chain.splits = sliced && chain.columns > 1;
+  return chain;
+}
+
+// "idx[:, 0], idx[:, 1], idx[:, 2]": one index per column.
+std::string ColumnIndices(int64_t columns) {
+  if (columns < 2) return "idx[:, 0], idx[:, 1], ...";
+  if (columns > 4) return absl::StrCat("idx[:, 0], idx[:, 1], ..., idx[:, ", columns - 1, "]");
+  std::string out;
+  for (int64_t c = 0; c < columns; ++c) absl::StrAppend(&out, c ? ", " : "", "idx[:, ", c, "]");
+  return out;
+}
+
+constexpr absl::string_view kGather =
+    "lax.gather(x, idx, ..., mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)";
+
+// Only forms checked against XLA's totals (jax 0.12, the seed's gradient,
+// testdata/jax/seed_gather_grad_*_grads_*): int32 indices, the whole-array
+// lax.gather and the per-column x.at[...] without the wrap each take the
+// copy away (224.01 -> 128.01 GiB); int16 indices, only the lax.gather
+// (176.01 -> 80.01 GiB): jnp indexing converts each column to int32 and
+// concatenates them again, wrap or no wrap.
+std::string IndexSuggestion(const IndexChain& chain) {
+  const std::string n = chain.columns > 1 ? absl::StrCat(chain.columns) : "n";
+  const std::string columns = ColumnIndices(chain.columns);
+  if (chain.splits && chain.wraps) {
+    std::string out = absl::StrCat(
+        "This is the index array rebuilt for a gather/scatter: indexing with a tuple of index "
+        "columns (x[tuple(jnp.split(idx, ", n, ", -1))]) slices idx into columns, ",
+        chain.widens ? absl::StrCat("converts them from ", chain.from, " to ", chain.to, ", ") : "",
+        "wraps negative indices and concatenates the columns again, and the gradient's scatter "
+        "keeps that copy. When indices are known in range, ");
+    if (chain.widens) {
+      absl::StrAppend(&out, "pass the whole index array to ", kGather,
+                      ": the scatter then reads idx itself, at its own width. One index per "
+                      "column, x.at[", columns, "].get(wrap_negative_indices=False), is not "
+                      "enough for ", chain.from, " indices: jnp converts each column to ",
+                      chain.to, " and concatenates them again.");
+    } else {
+      absl::StrAppend(&out, "use ", kGather, " with the whole index array, or one index per column, x.at[", columns,
+                      "].get(wrap_negative_indices=False): both let the scatter read idx "
+                      "itself. wrap_negative_indices=False on the split tuple alone is not "
+                      "enough (the columns are still concatenated again).");
+    }
+    absl::StrAppend(&out, " XLA does not reuse the parameter on its own (jax-ml/jax#30015).");
+    return out;
+  }
+  if (chain.splits) {
+    const std::string what =
+        chain.widens ? absl::StrCat("converting idx's ", n, " columns from ", chain.from, " to ",
+                                    chain.to, " and concatenating them again, which jnp "
+                                    "indexing does for ", chain.from, " indices with or without "
+                                    "the wrap (split or one index per column)")
+                     : absl::StrCat("splitting idx into ", n, " columns (jnp.split(idx, ", n,
+                                    ", -1)) and concatenating them again, which XLA does not "
+                                    "fold back into idx");
+    std::string out = absl::StrCat(
+        "The negative-index wrap fix is already applied here (no compare/select on these "
+        "indices, as with wrap_negative_indices=False): the copy comes from ", what, ". ");
+    if (chain.widens) {
+      absl::StrAppend(&out, "Pass the whole array to ", kGather,
+                      ", which lets the scatter read idx itself, at its own width "
+                      "(jax-ml/jax#30015).");
+    } else {
+      absl::StrAppend(&out, "Index with the columns themselves instead, x.at[", columns,
+                      "].get(wrap_negative_indices=False), or pass the whole array to ",
+                      kGather,
+                      ": either lets the scatter read idx itself (jax-ml/jax#30015).");
+    }
+    return out;
+  }
+  return "This is the index array copied by the negative-index wrap (select(idx < 0, idx + n, "
+         "idx)) for a gather/scatter while idx is also in memory. When indices are known "
+         "non-negative, pass wrap_negative_indices=False to the .at[idx] call "
+         "(x.at[idx].get(wrap_negative_indices=False), x.at[idx].add(upd, "
+         "wrap_negative_indices=False)) so that the gather/scatter reads idx itself.";
+}
+
 std::string Suggestion(const Context& ctx, ValueId v, const Recipe& recipe) {
-  if (FeedsIndexedOp(ctx, v) && (recipe.slices || recipe.computes)) {
-    return "This is the index array rebuilt for a gather/scatter: jnp indexing with a tuple of "
-           "index columns (x[tuple(jnp.split(idx, n, -1))]) splits idx, wraps negative indices "
-           "and concatenates the columns again, and the gradient's scatter keeps that copy. Pass "
-           "the index array whole with lax.gather(..., mode=lax.GatherScatterMode."
-           "PROMISE_IN_BOUNDS), or use x.at[...].get(wrap_negative_indices=False) when indices "
-           "are known non-negative, so the scatter reads idx itself. XLA does not reuse the "
-           "parameter on its own (jax-ml/jax#30015).";
+  if (FeedsIndexedOp(ctx, v)) {
+    const IndexChain chain = IndexChainOf(ctx.module(), v, recipe, ctx.dataflow());
+    if (chain.splits || chain.wraps) return IndexSuggestion(chain);
   }
   if (recipe.converts) {
     return "Keep one dtype for this array: do the conversion where the values are consumed "

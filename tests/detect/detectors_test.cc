@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -455,6 +456,13 @@ TEST(DetectorsTest, ThresholdDropsSmallerFindings) {
   EXPECT_TRUE(Only(a->Detect(4 * kMiB + 1), "large-constant").empty());
 }
 
+// The forms of jax-ml/jax#30015's gather that XLA's totals show to take the
+// index copy away (seed_gather_grad_*_grads_* below).
+constexpr const char* kWholeGather =
+    "lax.gather(x, idx, ..., mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)";
+constexpr const char* kPerColumn =
+    "x.at[idx[:, 0], idx[:, 1], idx[:, 2]].get(wrap_negative_indices=False)";
+
 // jax-ml/jax#30015, jax 0.7.0 and 0.12: the s32 index array
 // (8589934592 x 3 x 4 B = 96 GiB) is copied by concatenate_bitcast_fusion,
 // and the cotangent 2.5 is broadcast to f32[8589934592,1,1,1] (32 GiB).
@@ -469,6 +477,12 @@ TEST(DetectorsTest, SeedInt32Grads) {
     EXPECT_EQ(duplicate[0].source_file, "tools/programs/seed.py");
     EXPECT_EQ(duplicate[0].source_line, 15);
     EXPECT_THAT(duplicate[0].suggestion, ::testing::HasSubstr("jax-ml/jax#30015"));
+    // The wrap is in the chain: the advice names the forms checked to work
+    // (SeedFixesThatWork), not the split tuple with the wrap off.
+    EXPECT_THAT(duplicate[0].suggestion, ::testing::HasSubstr(kWholeGather));
+    EXPECT_THAT(duplicate[0].suggestion, ::testing::HasSubstr(kPerColumn));
+    EXPECT_THAT(duplicate[0].suggestion, ::testing::Not(::testing::HasSubstr("already applied")));
+    EXPECT_THAT(duplicate[0].suggestion, ::testing::Not(::testing::HasSubstr("x.at[...]")));
     const std::vector<Finding> broadcast = Only(all, "broadcast-materialized");
     ASSERT_EQ(broadcast.size(), 1u) << name << ":\n" << Summary(all);
     EXPECT_EQ(broadcast[0].bytes, int64_t{8589934592} * 4);
@@ -490,7 +504,97 @@ TEST(DetectorsTest, SeedInt16Grads) {
     ASSERT_EQ(duplicate.size(), 1u) << name << ":\n" << Summary(all);
     EXPECT_EQ(duplicate[0].bytes, int64_t{8589934592} * 3 * 2);
     EXPECT_EQ(Only(all, "broadcast-materialized").size(), 1u) << name << ":\n" << Summary(all);
+    // Per column is not enough for s16 indices (seed_gather_grad_int16_grads_columns_nowrap).
+    EXPECT_THAT(duplicate[0].suggestion, ::testing::HasSubstr(kWholeGather));
+    EXPECT_THAT(duplicate[0].suggestion, ::testing::HasSubstr("is not enough for s16 indices"));
   }
+}
+
+// The fixes tried on the seed's gradient (jax 0.12): XLA's own totals, from
+// its buffer assignment, against the seed's 240526557204 B (224.01 GiB,
+// int32) and 188986949652 B (176.01 GiB, int16).
+//   int32, lax.gather(PROMISE_IN_BOUNDS) on the whole idx: 137447342100 (128.01 GiB)
+//   int32, x.at[idx[:, 0], idx[:, 1], idx[:, 2]].get(wrap_negative_indices=False): the same
+//   int32, x.at[tuple(jnp.split(idx, 3, -1))].get(wrap_negative_indices=False): 240526557204
+//   int16, lax.gather(PROMISE_IN_BOUNDS) on the whole idx: 85907734548 (80.01 GiB)
+//   int16, per column or split without the wrap: 188986949652 (s16 columns converted to
+//   s32 and concatenated again)
+// The working forms save exactly the 96 GiB copy, and hlomem finds no copy of
+// the index array in them (the broadcast cotangent, 32 GiB, stays).
+TEST(DetectorsTest, SeedFixesThatWork) {
+  const int64_t copy = int64_t{8589934592} * 3 * 4;
+  for (const auto& [name, seed] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"seed_gather_grad_int32_grads_promise_in_bounds", "seed_gather_grad_int32_grads_latest"},
+           {"seed_gather_grad_int32_grads_columns_nowrap", "seed_gather_grad_int32_grads_latest"},
+           {"seed_gather_grad_int16_grads_promise_in_bounds", "seed_gather_grad_int16_grads_latest"}}) {
+    const int64_t total = Case(name)["xla_total_bytes"].get<int64_t>();
+    EXPECT_EQ(Case(seed)["xla_total_bytes"].get<int64_t>() - total, copy) << name;
+    if (name.find("int32") != std::string::npos) {
+      EXPECT_EQ(total, 137447342100) << name;  // 128.01 GiB
+      EXPECT_LT(total, 128 * kGiB + 16 * kMiB) << name;
+    } else {
+      EXPECT_EQ(total, 85907734548) << name;  // 80.01 GiB
+    }
+    const std::vector<Finding> all = FindingsOf(name);
+    EXPECT_TRUE(Only(all, "duplicate-buffer").empty()) << name << ":\n" << Summary(all);
+    EXPECT_TRUE(Only(all, "dtype-widening").empty()) << name << ":\n" << Summary(all);
+    const std::vector<Finding> broadcast = Only(all, "broadcast-materialized");
+    ASSERT_EQ(broadcast.size(), 1u) << name << ":\n" << Summary(all);
+    EXPECT_EQ(broadcast[0].bytes, int64_t{8589934592} * 4) << name;
+  }
+}
+
+// wrap_negative_indices=False already applied, the copy still there: the
+// index chain has no compare/select, only slices (and converts) and the
+// concatenate. The advice says so and names what works instead, not the
+// wrap fix again.
+TEST(DetectorsTest, SeedWrapFixAlreadyApplied) {
+  {
+    const std::string name = "seed_gather_grad_int32_grads_split_nowrap";
+    EXPECT_EQ(Case(name)["xla_total_bytes"].get<int64_t>(),
+              Case("seed_gather_grad_int32_grads_latest")["xla_total_bytes"].get<int64_t>());
+    const std::vector<Finding> all = FindingsOf(name);
+    const std::vector<Finding> duplicate = Only(all, "duplicate-buffer");
+    ASSERT_EQ(duplicate.size(), 1u) << name << ":\n" << Summary(all);
+    EXPECT_EQ(duplicate[0].bytes, int64_t{8589934592} * 3 * 4);
+    EXPECT_THAT(duplicate[0].message, ::testing::HasSubstr("(slice, concatenate)"));
+    const std::string& fix = duplicate[0].suggestion;
+    EXPECT_THAT(fix, ::testing::HasSubstr("wrap fix is already applied"));
+    EXPECT_THAT(fix, ::testing::HasSubstr("splitting idx into 3 columns"));
+    EXPECT_THAT(fix, ::testing::HasSubstr(kPerColumn));
+    EXPECT_THAT(fix, ::testing::HasSubstr(kWholeGather));
+    EXPECT_THAT(fix, ::testing::Not(::testing::HasSubstr("x.at[...]")));
+    EXPECT_THAT(fix, ::testing::Not(::testing::HasSubstr("wraps negative indices")));
+  }
+  for (const std::string name : {"seed_gather_grad_int16_grads_columns_nowrap",
+                                 "seed_gather_grad_int16_grads_split_nowrap"}) {
+    EXPECT_EQ(Case(name)["xla_total_bytes"].get<int64_t>(),
+              Case("seed_gather_grad_int16_grads_latest")["xla_total_bytes"].get<int64_t>());
+    const std::vector<Finding> all = FindingsOf(name);
+    const std::vector<Finding> duplicate = Only(all, "duplicate-buffer");
+    ASSERT_EQ(duplicate.size(), 1u) << name << ":\n" << Summary(all);
+    EXPECT_EQ(duplicate[0].bytes, int64_t{8589934592} * 3 * 2);
+    EXPECT_EQ(Only(all, "dtype-widening").size(), 1u) << name << ":\n" << Summary(all);
+    const std::string& fix = duplicate[0].suggestion;
+    EXPECT_THAT(fix, ::testing::HasSubstr("wrap fix is already applied"));
+    EXPECT_THAT(fix, ::testing::HasSubstr("from s16 to s32"));
+    EXPECT_THAT(fix, ::testing::HasSubstr(kWholeGather));
+    // What this program already does is not offered again.
+    EXPECT_THAT(fix, ::testing::Not(::testing::HasSubstr(kPerColumn)));
+  }
+}
+
+// A single index array wrapped for a scatter (x.at[idx].add): no split, so the
+// advice is wrap_negative_indices=False on that call (checked by hand on jax
+// 0.12: the 16 MiB copy goes).
+TEST(DetectorsTest, WrappedSingleIndexArray) {
+  const std::vector<Finding> all = FindingsOf("scatter_add");
+  const std::vector<Finding> duplicate = Only(all, "duplicate-buffer");
+  ASSERT_EQ(duplicate.size(), 1u) << Summary(all);
+  EXPECT_THAT(duplicate[0].suggestion,
+              ::testing::HasSubstr("x.at[idx].add(upd, wrap_negative_indices=False)"));
+  EXPECT_THAT(duplicate[0].suggestion, ::testing::Not(::testing::HasSubstr("jnp.split")));
 }
 
 TEST(DetectorsTest, SeedNogradsHaveNoLargeFinding) {
