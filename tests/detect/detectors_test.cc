@@ -500,6 +500,10 @@ TEST(DetectorsTest, SeedInt16Grads) {
     ASSERT_EQ(widening.size(), 1u) << name << ":\n" << Summary(all);
     EXPECT_EQ(widening[0].bytes, int64_t{8589934592} * 3 * 2);
     EXPECT_THAT(widening[0].message, ::testing::HasSubstr("s16 to s32"));
+    // The widening fix names the form verified to work for s16 (whole-array
+    // lax.gather), not a "no fix" dead end.
+    EXPECT_THAT(widening[0].suggestion, ::testing::HasSubstr("PROMISE_IN_BOUNDS"));
+    EXPECT_THAT(widening[0].suggestion, ::testing::Not(::testing::HasSubstr("no fix")));
     const std::vector<Finding> duplicate = Only(all, "duplicate-buffer");
     ASSERT_EQ(duplicate.size(), 1u) << name << ":\n" << Summary(all);
     EXPECT_EQ(duplicate[0].bytes, int64_t{8589934592} * 3 * 2);
