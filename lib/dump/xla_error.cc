@@ -178,7 +178,71 @@ std::optional<XlaOomError> ParseLine(absl::string_view line) {
   return std::nullopt;
 }
 
+// The value after `key` in a listing line, unquoted: op_name="a/b" -> a/b.
+std::string QuotedAfter(absl::string_view line, absl::string_view key) {
+  const size_t at = line.find(key);
+  if (at == absl::string_view::npos) return "";
+  absl::string_view rest = line.substr(at + key.size());
+  if (!absl::ConsumePrefix(&rest, "\"")) return std::string(rest.substr(0, rest.find(' ')));
+  return std::string(rest.substr(0, rest.find('"')));
+}
+
+// Reads "BufferAssignment OOM Debugging." and what follows it, from
+// lines[begin]; stops at the first line that is none of its parts.
+// Returns the index after the listing.
+size_t ParseListing(const std::vector<absl::string_view>& lines, size_t begin, XlaOomListing* out) {
+  size_t k = begin;
+  for (; k < lines.size(); ++k) {
+    const absl::string_view line = absl::StripAsciiWhitespace(lines[k]);
+    if (line.empty() || line == "BufferAssignment OOM Debugging." || line == "BufferAssignment stats:" ||
+        line == "Peak buffers:" || absl::StartsWith(line, "=====")) {
+      continue;
+    }
+    if (absl::StartsWith(line, "Buffer ") && absl::EndsWith(line, ":")) {
+      out->peak_buffers.emplace_back();
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) break;
+    const absl::string_view key = line.substr(0, colon);
+    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (absl::EndsWith(key, "allocation") || key == "total fragmentation") {
+      std::string name(absl::StripSuffix(key, " allocation"));
+      const absl::string_view size = value.substr(0, value.find(' '));
+      if (auto parsed = ParseHumanSize(size)) out->stats.emplace_back(std::move(name), parsed->bytes);
+      continue;
+    }
+    if (out->peak_buffers.empty()) break;
+    XlaOomListing::PeakBuffer& b = out->peak_buffers.back();
+    if (key == "Size") {
+      if (auto parsed = ParseHumanSize(value)) b.bytes = parsed->bytes;
+    } else if (key == "Operator") {
+      b.op_name = QuotedAfter(value, "op_name=");
+      b.source_file = QuotedAfter(value, "source_file=");
+      int64_t source_line = 0;
+      if (absl::SimpleAtoi(QuotedAfter(value, "source_line="), &source_line)) b.source_line = source_line;
+    } else if (key == "XLA Label") {
+      b.label = std::string(value);
+    } else if (key == "Shape") {
+      b.shape = std::string(value);
+    } else if (key == "Entry Parameter Subshape") {
+      b.shape = std::string(value);
+      b.entry_parameter = true;
+    } else {
+      break;
+    }
+  }
+  return k;
+}
+
 }  // namespace
+
+std::optional<int64_t> XlaOomListing::Stat(absl::string_view name) const {
+  for (const auto& [key, bytes] : stats) {
+    if (key == name) return bytes;
+  }
+  return std::nullopt;
+}
 
 absl::string_view XlaOomKindName(XlaOomError::Kind kind) {
   switch (kind) {
@@ -193,13 +257,19 @@ absl::string_view XlaOomKindName(XlaOomError::Kind kind) {
 absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view path,
                                                           absl::string_view text) {
   std::vector<XlaOomError> out;
-  int64_t line_number = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    ++line_number;
-    std::optional<XlaOomError> e = ParseLine(line);
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  for (size_t k = 0; k < lines.size(); ++k) {
+    std::optional<XlaOomError> e = ParseLine(lines[k]);
     if (!e) continue;
-    e->line = line_number;
-    e->message = std::string(absl::StripAsciiWhitespace(line));
+    e->line = static_cast<int64_t>(k) + 1;
+    e->message = std::string(absl::StripAsciiWhitespace(lines[k]));
+    // XLA:GPU prints its buffer assignment's summary under the error.
+    if (k + 1 < lines.size() &&
+        absl::StrContains(lines[k + 1], "BufferAssignment OOM Debugging")) {
+      XlaOomListing listing;
+      k = ParseListing(lines, k + 1, &listing) - 1;
+      if (!listing.stats.empty() || !listing.peak_buffers.empty()) e->listing = std::move(listing);
+    }
     out.push_back(std::move(*e));
   }
   if (out.empty()) {

@@ -31,6 +31,27 @@
 
 namespace hlomem::dump {
 
+// The listing XLA prints under a GPU out-of-memory error ("BufferAssignment
+// OOM Debugging."): the executable's allocation totals and its peak buffers,
+// each with its op_name and source line. With it an error explains itself
+// even without a dump.
+struct XlaOomListing {
+  struct PeakBuffer {
+    int64_t bytes = 0;
+    std::string label;  // "XLA Label:": the instruction's opcode or fusion kind
+    std::string shape;
+    std::string op_name;
+    std::string source_file;
+    int64_t source_line = 0;
+    bool entry_parameter = false;  // "Entry Parameter Subshape:"
+  };
+  // "parameter allocation: 6.00MiB" ... by name: parameter, constant,
+  // maybe_live_out, preallocated temp, total, total fragmentation.
+  std::vector<std::pair<std::string, int64_t>> stats;
+  std::vector<PeakBuffer> peak_buffers;
+  std::optional<int64_t> Stat(absl::string_view name) const;
+};
+
 struct XlaOomError {
   enum class Kind : uint8_t {
     kCompileTimeHbmOom,  // XLA:TPU refused to compile (E1000)
@@ -52,6 +73,7 @@ struct XlaOomError {
   int64_t rounding_bytes = 0;
   int64_t line = 0;     // 1-based line of the message in the file
   std::string message;  // the line, trimmed
+  std::optional<XlaOomListing> listing;  // the lines printed under it, if any
 };
 
 // Every out-of-memory message in `text` (a log, a traceback, a pasted

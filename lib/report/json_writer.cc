@@ -163,6 +163,19 @@ Json OomJson(const OomExplanation& oom) {
   j["available_bytes"] = IntOrNull(e.available_bytes);
   j["rounding_bytes"] = e.rounding_bytes;
   j["device_bytes"] = IntOrNull(oom.device_bytes);
+  if (e.listing) {
+    Json stats = Json::object();
+    for (const auto& [name, bytes] : e.listing->stats) stats[name] = bytes;
+    Json peak = Json::array();
+    for (const dump::XlaOomListing::PeakBuffer& b : e.listing->peak_buffers) {
+      peak.push_back({{"bytes", b.bytes}, {"label", b.label}, {"shape", b.shape}, {"op_name", b.op_name},
+                      {"source", Source(b.source_file, b.source_line)},
+                      {"entry_parameter", b.entry_parameter}});
+    }
+    j["listing"] = {{"stats", stats}, {"peak_buffers", peak}};
+  } else {
+    j["listing"] = nullptr;
+  }
   j["device_bytes_source"] = oom.device_bytes_source;
   j["agrees"] = oom.agrees;
   return j;

@@ -175,12 +175,35 @@ void AppendMemorySpaces(const ModuleReport& m, const Style& style, std::string* 
   out->append(text);
 }
 
+// The summary XLA:GPU prints under its error: the allocations' totals and
+// the peak buffers with their lines, the error's own account of itself.
+void AppendListing(const dump::XlaOomError& e, const Style& style, std::string* out) {
+  if (!e.listing) return;
+  const dump::XlaOomListing& listing = *e.listing;
+  std::vector<std::string> stats;
+  for (const auto& [name, bytes] : listing.stats) stats.push_back(absl::StrCat(name, " ", HumanBytes(bytes)));
+  if (!stats.empty()) {
+    absl::StrAppend(out, "  XLA's buffer assignment, printed with the error: ", absl::StrJoin(stats, ", "),
+                    "\n");
+  }
+  if (listing.peak_buffers.empty()) return;
+  absl::StrAppend(out, "  its peak buffers:\n");
+  Table table({"bytes", "label", "shape", "op_name", "source"}, {true, false, false, false, false},
+              {0, 0, kShapeWidth, kLabelWidth, 0});
+  for (const dump::XlaOomListing::PeakBuffer& b : listing.peak_buffers) {
+    table.Add({HumanBytes(b.bytes), b.entry_parameter ? "parameter" : b.label, b.shape, b.op_name,
+               b.source_file.empty() ? "" : absl::StrCat(b.source_file, ":", b.source_line)});
+  }
+  table.Render(style, out);
+}
+
 // The error the user brought, with XLA's figures beside the module's own.
 void AppendOom(const ModuleReport& m, const Style& style, std::string* out) {
   if (!m.oom) return;
   AppendHeading(style, absl::StrCat("Out of memory: ", OomTitle(*m.oom)), out);
   absl::StrAppend(out, "  ", style.Dim(m.oom->error.message), "\n");
   for (const std::string& line : OomLines(*m.oom)) absl::StrAppend(out, "  ", line, "\n");
+  AppendListing(m.oom->error, style, out);
 }
 
 void AppendWrapped(absl::string_view text, absl::string_view indent, int width, std::string* out);
@@ -550,6 +573,7 @@ void AppendUnmatched(const dump::XlaOomError& e, bool have_dump, const Report& r
   AppendHeading(style, absl::StrCat("Out of memory: ", OomTitle(alone)), out);
   absl::StrAppend(out, "  ", style.Dim(e.message), "\n");
   for (const std::string& line : OomLines(alone)) absl::StrAppend(out, "  ", line, "\n");
+  AppendListing(e, style, out);
   if (have_dump) {
     std::vector<std::string> names;
     for (const ModuleReport& m : report.modules) names.push_back(m.name);

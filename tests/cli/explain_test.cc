@@ -123,3 +123,38 @@ TEST(DeviceFitTest, ACaveatOnlyWhenTheDumpIsForAnotherBackend) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ExplainTest, AGpuErrorWithoutADumpShowsXlasOwnPeakBuffers) {
+  // XLA:GPU's error with the listing it prints (layout of jax-ml/jax#13428):
+  // the lines behind the error come from the listing when there is no dump.
+  const std::string error = ::testing::TempDir() + "/hlomem-explain-gpu-listing.txt";
+  std::ofstream(error)
+      << "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6291456 bytes.\n"
+         "BufferAssignment OOM Debugging.\n"
+         "BufferAssignment stats:\n"
+         "                 total allocation:   12.00MiB\n"
+         "Peak buffers:\n"
+         "        Buffer 1:\n"
+         "                Size: 6.00MiB\n"
+         "                Operator: op_name=\"jit(f)/concatenate\" source_file=\"/work/models.py\" "
+         "source_line=689\n"
+         "                XLA Label: concatenate\n"
+         "                Shape: f32[4096,128,3]\n";
+  const auto run = Hlomem("explain " + error);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("printed with the error: total 12.00MiB"));
+  EXPECT_THAT(run.out, HasSubstr("/work/models.py:689"));
+  EXPECT_THAT(run.out, HasSubstr("f32[4096,128,3]"));
+  const auto json = Hlomem("explain --format json " + error + " " + kTestdata +
+                           "/jax/seed_gather_grad_int32_grads");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const auto& oom = j["modules"][0]["oom_error"];
+  ASSERT_FALSE(oom.is_null());
+  EXPECT_EQ(oom["listing"]["stats"]["total"], 12 << 20);
+  EXPECT_EQ(oom["listing"]["peak_buffers"][0]["source"]["line"], 689);
+}
+
+}  // namespace

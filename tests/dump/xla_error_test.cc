@@ -105,6 +105,57 @@ TEST(XlaOomErrorTest, DocumentedCompileTimeForms) {
   EXPECT_EQ(*vmem.available_bytes, 67108864);
 }
 
+// XLA:GPU prints its buffer assignment's summary under the error; the
+// layout as reported in jax-ml/jax#13428 (paths shortened).
+TEST(XlaOomErrorTest, GpuErrorWithItsBufferAssignmentListing) {
+  const std::string text =
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+      "allocate 6291456 bytes.\n"
+      "BufferAssignment OOM Debugging.\n"
+      "BufferAssignment stats:\n"
+      "             parameter allocation:    6.00MiB\n"
+      "              constant allocation:         0B\n"
+      "        maybe_live_out allocation:    6.00MiB\n"
+      "     preallocated temp allocation:         0B\n"
+      "                 total allocation:   12.00MiB\n"
+      "              total fragmentation:         0B (0.00%)\n"
+      "Peak buffers:\n"
+      "        Buffer 1:\n"
+      "                Size: 6.00MiB\n"
+      "                Operator: op_name=\"jit(concatenate)/jit(main)/concatenate[dimension=0]\" "
+      "source_file=\"/work/models.py\" source_line=689\n"
+      "                XLA Label: concatenate\n"
+      "                Shape: f32[4096,128,3]\n"
+      "                ==========================\n"
+      "\n"
+      "        Buffer 2:\n"
+      "                Size: 384.0KiB\n"
+      "                Entry Parameter Subshape: f32[256,128,3]\n"
+      "                ==========================\n"
+      "\n"
+      "The above exception was the direct cause of the following exception:\n";
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors("log.txt", text);
+  ASSERT_TRUE(errors.ok()) << errors.status();
+  ASSERT_EQ(errors->size(), 1u);
+  const XlaOomError& e = (*errors)[0];
+  EXPECT_EQ(e.kind, XlaOomError::Kind::kGpuAllocation);
+  EXPECT_EQ(*e.needed_bytes, 6291456);
+  ASSERT_TRUE(e.listing.has_value());
+  EXPECT_EQ(*e.listing->Stat("total"), 12 << 20);
+  EXPECT_EQ(*e.listing->Stat("parameter"), 6 << 20);
+  EXPECT_EQ(*e.listing->Stat("preallocated temp"), 0);
+  ASSERT_EQ(e.listing->peak_buffers.size(), 2u);
+  const XlaOomListing::PeakBuffer& first = e.listing->peak_buffers[0];
+  EXPECT_EQ(first.bytes, 6 << 20);
+  EXPECT_EQ(first.label, "concatenate");
+  EXPECT_EQ(first.shape, "f32[4096,128,3]");
+  EXPECT_EQ(first.op_name, "jit(concatenate)/jit(main)/concatenate[dimension=0]");
+  EXPECT_EQ(first.source_file, "/work/models.py");
+  EXPECT_EQ(first.source_line, 689);
+  EXPECT_TRUE(e.listing->peak_buffers[1].entry_parameter);
+  EXPECT_EQ(e.listing->peak_buffers[1].bytes, 384 << 10);
+}
+
 TEST(XlaOomErrorTest, TextWithoutAnOomIsAnErrorNamingTheFile) {
   absl::StatusOr<std::vector<XlaOomError>> errors =
       ParseXlaOomErrors("train.log", "step 1 loss 2.3\nstep 2 loss 2.1\n");
