@@ -220,21 +220,43 @@ int64_t Module::ParentFrame(int64_t stack_frame) const {
   return parent > 0 && parent < stack_frame ? parent : 0;
 }
 
+int64_t Module::ChosenLocation(int64_t stack_frame) const {
+  const auto& frames = stack_frames.frames;
+  const auto& locations = stack_frames.file_locations;
+  const auto& files = stack_frames.file_names;
+  int64_t innermost = 0;
+  for (int64_t frame = stack_frame; frame > 0 && frame <= static_cast<int64_t>(frames.size());
+       frame = ParentFrame(frame)) {
+    const int64_t location = frames[static_cast<size_t>(frame - 1)].file_location_id;
+    if (location <= 0 || location > static_cast<int64_t>(locations.size())) break;
+    const int64_t file = locations[static_cast<size_t>(location - 1)].file_name_id;
+    if (file <= 0 || file > static_cast<int64_t>(files.size())) break;
+    if (innermost == 0) innermost = location;
+    if (innermost_frame_only_) break;
+    if (!IsLibraryFile(files[static_cast<size_t>(file - 1)])) return location;
+  }
+  return innermost;  // every frame a library's: the innermost
+}
+
+void Module::SetFramePolicy(bool innermost_frame_only) {
+  innermost_frame_only_ = innermost_frame_only;
+  chosen_location_.assign(stack_frames.frames.size(), 0);
+  for (size_t k = 0; k < chosen_location_.size(); ++k) {
+    chosen_location_[k] = ChosenLocation(static_cast<int64_t>(k) + 1);
+  }
+}
+
 SourceLocation Module::SourceOf(InstrId id) const {
   const OpMetadata& m = metadata_of(id);
   if (!m.source_file.empty()) return {m.source_file, m.source_line, 0};
-  const std::vector<StackEntry> stack = StackOf(m.stack_frame_id);
-  if (stack.empty() || stack.front().file.empty()) return {};
-  const StackEntry* chosen = &stack.front();
-  if (!innermost_frame_only) {
-    for (const StackEntry& e : stack) {
-      if (!e.library && !e.file.empty()) {
-        chosen = &e;
-        break;
-      }
-    }
-  }
-  return {chosen->file, chosen->line, m.stack_frame_id};
+  const int64_t frame = m.stack_frame_id;
+  if (frame <= 0 || frame > static_cast<int64_t>(stack_frames.frames.size())) return {};
+  const int64_t location = chosen_location_.size() == stack_frames.frames.size()
+                               ? chosen_location_[static_cast<size_t>(frame - 1)]
+                               : ChosenLocation(frame);
+  if (location <= 0) return {};
+  const StackFrameIndex::FileLocation& loc = stack_frames.file_locations[static_cast<size_t>(location - 1)];
+  return {stack_frames.file_names[static_cast<size_t>(loc.file_name_id - 1)], loc.line, frame};
 }
 
 std::vector<CompId> Module::ComputationRanges(size_t parts) const {

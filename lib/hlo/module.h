@@ -225,9 +225,6 @@ class Module {
   std::vector<InputOutputAlias> input_output_aliases;
   std::vector<BufferDonor> buffer_donors;
   StackFrameIndex stack_frames;
-  // SourceOf's choice in a stack: the user's innermost frame (library
-  // frames skipped, the default) or the innermost frame whatever it is.
-  bool innermost_frame_only = false;
   // Every header attribute verbatim, in order (frontend_attributes, ...).
   std::vector<Attribute> header_attributes;
 
@@ -343,6 +340,11 @@ class Module {
   std::vector<StackEntry> StackOf(int64_t stack_frame) const;
   // A frame's parent id, 0 at the root (or for a malformed forward link).
   int64_t ParentFrame(int64_t stack_frame) const;
+  // SourceOf's choice in a stack: the user's innermost frame (library
+  // frames skipped, the default) or the innermost frame whatever it is.
+  // Also resolves every frame's choice once, so that SourceOf, asked for
+  // each instruction and its neighbours, does not walk stacks.
+  void SetFramePolicy(bool innermost_frame_only);
 
   // Cuts the computations, in id order, into at most `parts` ranges
   // [bounds[r], bounds[r + 1]) of about equal instruction counts, for work
@@ -371,6 +373,10 @@ class Module {
   void Finalize(int threads = 1);
 
  private:
+  // The file location SourceOf reports for a frame (1-based ids, 0: none).
+  int64_t ChosenLocation(int64_t stack_frame) const;
+  bool innermost_frame_only_ = false;
+  std::vector<int64_t> chosen_location_;  // per frame, from SetFramePolicy
   TextArena owned_text_;
   std::vector<uint32_t> user_offsets_;  // CSR over user_pool_
   std::vector<InstrId> user_pool_;

@@ -211,7 +211,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     out.memory_spaces = SpaceTotals(target, nullptr, xla_stats ? &xla_stats->color_bytes : nullptr);
   }
   if (in.module) {
-    in.module->innermost_frame_only = options.innermost_frames;
+    in.module->SetFramePolicy(options.innermost_frames);
     const hlo::Module& module = *in.module;
     out.scheduled = module.is_scheduled;
     std::optional<ScopedPhase> phase(std::in_place, "analyze");

@@ -457,16 +457,18 @@ std::string WriteJson(const Report& report, const WriteOptions& options) {
   std::string text;
   // Reserved up front so the text is not copied as it grows (a copy while
   // doubling held three times the report's size). A buffer row at indent 2
-  // takes at most about 480 bytes besides its strings, a timeline step 24.
+  // takes at most about 520 bytes besides its strings, a timeline step 24,
+  // a stack frame 160.
   // The estimate errs high; pages never written are never touched.
   size_t estimate = 4096;
   for (const ModuleReport& m : report.modules) {
     for (const BufferRow& r : m.rows) {
-      estimate += 480 + 24 * r.shape_index.size() + r.instruction.size() + r.opcode.size() +
+      estimate += 520 + 24 * r.shape_index.size() + r.instruction.size() + r.opcode.size() +
                   r.shape.size() + r.kind.size() + r.memory_space.size() + r.op_name.size() +
                   r.op_type.size() + r.source_file.size();
     }
     estimate += 24 * (m.profile.timeline.size() + m.profile.live_at_peak.size());
+    for (const StackFrameRow& f : m.stack_frames) estimate += 160 + f.file.size() + f.function.size();
   }
   text.reserve(estimate);
   JsonStream out(&text, options.json_indent);

@@ -4,6 +4,7 @@ JSON keys; nothing here computes what the engine did not."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import json
 import os
@@ -199,16 +200,36 @@ class Module:
     mismatches: List[Dict[str, Any]]
     peak_step: Optional[int]
     schedule_length: int
-    buffers: List[Buffer]
-    live_at_peak: List[int]  # indices into buffers
-    timeline: List[int]  # bytes live at each schedule step
     findings: List[Finding]
     warnings: List[str]
     target_device: Optional[Dict[str, Any]]
     device_fit: Optional[Dict[str, Any]]
     oom_error: Optional[Dict[str, Any]]
     peak_instruction: Optional[PeakInstruction] = None
-    stack_frames: List[StackFrame] = dataclasses.field(default_factory=list)
+    # The module's full JSON object, read on first use of the per-buffer
+    # parts below: a 64 MB module has hundreds of thousands of buffers, and
+    # a budget check or a total needs none of them.
+    _details: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def buffers(self) -> List[Buffer]:
+        return [Buffer.from_json(b) for b in self._details().get("buffers") or []]
+
+    @functools.cached_property
+    def live_at_peak(self) -> List[int]:
+        """Indices into buffers of those live at the peak, largest first."""
+        return list(self._details().get("live_at_peak") or [])
+
+    @functools.cached_property
+    def timeline(self) -> List[int]:
+        """Bytes live at each schedule step."""
+        return list(self._details().get("timeline") or [])
+
+    @functools.cached_property
+    def stack_frames(self) -> List[StackFrame]:
+        return [StackFrame(f.get("file", ""), f.get("function", ""), int(f.get("line") or 0),
+                           int(f.get("parent") or 0), bool(f.get("library")))
+                for f in self._details().get("stack_frames") or []]
 
     def stack_of(self, buffer: Buffer) -> List[StackFrame]:
         """The buffer's Python stack, innermost frame first."""
@@ -220,22 +241,20 @@ class Module:
         return stack
 
     @classmethod
-    def from_json(cls, obj: Dict[str, Any]) -> "Module":
+    def from_json(cls, obj: Dict[str, Any], details: Any = None) -> "Module":
+        """`obj` may lack the per-buffer parts; `details()` then returns the
+        full object (by default, `obj` itself)."""
         return cls(obj["name"], list(obj.get("files") or []), obj.get("backend", ""),
                    obj.get("target", ""), obj.get("stage", ""), bool(obj.get("scheduled")),
                    Numbers.from_json(obj.get("computed")), Numbers.from_json(obj.get("xla")),
                    [MemorySpace.from_json(s) for s in obj.get("memory_spaces") or []],
                    list(obj.get("mismatches") or []), obj.get("peak_step"),
                    int(obj.get("schedule_length") or 0),
-                   [Buffer.from_json(b) for b in obj.get("buffers") or []],
-                   list(obj.get("live_at_peak") or []), list(obj.get("timeline") or []),
                    [Finding.from_json(f) for f in obj.get("findings") or []],
                    list(obj.get("warnings") or []), obj.get("target_device"),
                    obj.get("device_fit"), obj.get("oom_error"),
                    PeakInstruction.from_json(obj.get("peak_instruction")),
-                   [StackFrame(f.get("file", ""), f.get("function", ""), int(f.get("line") or 0),
-                               int(f.get("parent") or 0), bool(f.get("library")))
-                    for f in obj.get("stack_frames") or []])
+                   details if details is not None else (lambda: obj))
 
     # The figures XLA's own buffer assignment gives when the dump has it,
     # else hlomem's: the same choice `hlomem check` makes.
@@ -385,7 +404,11 @@ class Report:
     @property
     def modules(self) -> List[Module]:
         if self._modules is None:
-            self._modules = [Module.from_json(m) for m in self.to_dict()["modules"]]
+            # The summary without buffers and timelines first; the full JSON
+            # only when a module's buffers are asked for.
+            summary = json.loads(self._handle.write("json", buffers=False, timeline=False))
+            self._modules = [Module.from_json(m, details=lambda k=k: self.to_dict()["modules"][k])
+                             for k, m in enumerate(summary["modules"])]
         return self._modules
 
     @property

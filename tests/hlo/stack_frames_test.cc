@@ -59,8 +59,10 @@ TEST(StackFramesTest, TheUsersInnermostFrameIsTheSource) {
   EXPECT_EQ(user.line, 17);
   EXPECT_EQ(user.stack_frame, 3);
   EXPECT_EQ(ProvenanceOf(m, dot).line, 17);
-  m.innermost_frame_only = true;  // --frames all
+  m.SetFramePolicy(/*innermost_frame_only=*/true);  // --frames all
   EXPECT_EQ(m.SourceOf(dot).line, 250);
+  m.SetFramePolicy(false);  // resolved once per frame: the same answer
+  EXPECT_EQ(m.SourceOf(dot).line, 17);
 }
 
 TEST(StackFramesTest, LibraryFiles) {
