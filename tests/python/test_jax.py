@@ -45,6 +45,17 @@ def test_compiled_gather_grad_is_exact_on_cpu(xla_dump_dir):
     dup = next(f for f in report.findings if f.detector == "duplicate-buffer")
     assert dup.bytes == 96 * 2**30
     assert dup.source.file.endswith("test_jax.py")
+    # Each buffer carries its Python stack where XLA prints StackFrames
+    # (jax 0.12; older ones print the innermost line only): its innermost
+    # user frame is the source line, and the test function is on it.
+    with_stack = [b for b in report.peak_buffers() if b.stack_frame]
+    if with_stack:
+        stack = report.stack_of(with_stack[0])
+        assert stack[0].file.endswith("test_jax.py") and not stack[0].library
+        assert stack[0].line == with_stack[0].source.line
+        assert any(f.function == "compiled_gather_grad" for f in stack)
+    else:
+        assert not report.stack_frames
 
 
 def test_lowered_is_compiled_and_says_so():
