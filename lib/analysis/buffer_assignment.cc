@@ -542,16 +542,25 @@ class BufferAssigner {
   // sits in the whole array's chunk, so the slices and the array are placed
   // together, the slices in the order of their start indices. The first
   // slice to be live is placed as usual; the others and the array at their
-  // distance from it. Only heap values alone in their buffers take part.
+  // distance from it. The slices must be alone in their buffers; the array
+  // may share its buffer with later values (a loop carrying it), which then
+  // sit where it does.
   std::vector<Placement> SlicedPrefetchPlacements(const std::vector<ValueId>& values,
                                                   const std::vector<bool>& in_heap) const {
     std::vector<Placement> out(df_->values().size());
     auto alone = [&](ValueId v) {
       return v != kNone && in_heap[v] && df_->buffer_values(df_->buffer_of(v)).size() == 1;
     };
+    // `values` is in order of definition: the first of each buffer's.
+    std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
+    for (ValueId v : values) {
+      ValueId& first = first_of_buffer[df_->buffer_of(v)];
+      if (first == kNone) first = v;
+    }
     for (ValueId v : values) {
       const InstrId i = value(v).instruction;
-      if (!IsConcatBitcast(v) || !value(v).index.empty() || !alone(v)) {
+      if (!IsConcatBitcast(v) || !value(v).index.empty() || !in_heap[v] ||
+          first_of_buffer[df_->buffer_of(v)] != v) {
         continue;
       }
       std::vector<std::pair<std::vector<int64_t>, ValueId>> slices;

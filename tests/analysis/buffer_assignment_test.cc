@@ -344,6 +344,76 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
   EXPECT_EQ(offsets["n"], 32768);
 }
 
+// A sliced prefetch whose array a while loop carries: the ConcatBitcast's
+// buffer also holds the loop's phis and the body's copy `c8`. The two 4 KiB
+// slices still sit at their distances in the 8 KiB array (sl0 at the
+// array's start, sl1 4 KiB above), and the array with every value of its
+// buffer at the slices' offset: VMEM is 8 KiB, not the 16 KiB of the
+// slices beside the array they meet at the concatenation.
+TEST(BufferAssignmentTest, TpuSlicedPrefetchIntoALoopCarriedBuffer) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule sliced_loop, is_scheduled=true
+
+%body (t: (s32[], f32[16,128])) -> (s32[], f32[16,128]) {
+  %t = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) parameter(0)
+  %i = s32[]{:T(128)} get-tuple-element(%t), index=0
+  %one = s32[]{:T(128)} constant(1)
+  %i1 = s32[]{:T(128)} add(%i, %one)
+  %x = f32[16,128]{1,0:T(8,128)S(1)} get-tuple-element(%t), index=1
+  %n = f32[16,128]{1,0:T(8,128)} negate(%x)
+  %c8 = f32[16,128]{1,0:T(8,128)S(1)} copy(%n)
+  ROOT %r = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) tuple(%i1, %c8)
+}
+
+%cond (u: (s32[], f32[16,128])) -> pred[] {
+  %u = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) parameter(0)
+  %j = s32[]{:T(128)} get-tuple-element(%u), index=0
+  %k = s32[]{:T(128)} constant(4)
+  ROOT %lt = pred[]{:T(512)} compare(%j, %k), direction=LT
+}
+
+%slice0 (q0: f32[16,128]) -> f32[8,128] {
+  %q0 = f32[16,128]{1,0:T(8,128)} parameter(0)
+  ROOT %sl0 = f32[8,128]{1,0:T(8,128)S(1)} slice(%q0), slice={[0:8], [0:128]}
+}
+
+%slice1 (q1: f32[16,128]) -> f32[8,128] {
+  %q1 = f32[16,128]{1,0:T(8,128)} parameter(0)
+  ROOT %sl1 = f32[8,128]{1,0:T(8,128)S(1)} slice(%q1), slice={[8:16], [0:128]}
+}
+
+ENTRY %main (p: f32[16,128]) -> f32[16,128] {
+  %p = f32[16,128]{1,0:T(8,128)} parameter(0)
+  %zero = s32[]{:T(128)} constant(0)
+  %ss0 = ((f32[16,128]{1,0:T(8,128)}), f32[8,128]{1,0:T(8,128)S(1)}, s32[]{:S(2)}) async-start(%p), calls=%slice0
+  %ss1 = ((f32[16,128]{1,0:T(8,128)}), f32[8,128]{1,0:T(8,128)S(1)}, s32[]{:S(2)}) async-start(%p), calls=%slice1
+  %s0 = f32[8,128]{1,0:T(8,128)S(1)} async-done(%ss0)
+  %s1 = f32[8,128]{1,0:T(8,128)S(1)} async-done(%ss1)
+  %cat = f32[16,128]{1,0:T(8,128)S(1)} custom-call(%s0, %s1), custom_call_target="ConcatBitcast"
+  %init = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) tuple(%zero, %cat)
+  %w = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) while(%init), condition=%cond, body=%body
+  %y = f32[16,128]{1,0:T(8,128)S(1)} get-tuple-element(%w), index=1
+  ROOT %o = f32[16,128]{1,0:T(8,128)} copy(%y)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    const hlo::Instruction& instr = ba.module().instr(df.value(v).instruction);
+    if (instr.opcode != hlo::Opcode::kTuple && df.value(v).index.empty()) {
+      offsets[std::string(instr.name)] = ba.offset_of(v);
+    }
+  }
+  EXPECT_EQ(offsets["sl1"] - offsets["sl0"], 4096);
+  EXPECT_EQ(offsets["cat"], offsets["sl0"]);
+  EXPECT_EQ(offsets["c8"], offsets["sl0"]);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
+}
+
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
 // update result are one buffer, the live-out output (1024 B), plus the
 // 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.
