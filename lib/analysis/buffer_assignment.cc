@@ -657,7 +657,8 @@ class BufferAssigner {
         }
         bool shared = false;
         const InstrId i = value(v).instruction;
-        if (df_->buffer_values(b).size() == 1 && m_.instr(i).opcode != Opcode::kCopy) {
+        if (df_->buffer_values(b).size() == 1 && m_.instr(i).opcode != Opcode::kCopy &&
+            target_.HeapReusesOperandBuffers(color)) {
           const auto operands = m_.operands(i);
           for (InstrId op : operands) {
             // Only the operand's top-level value is a candidate (for a tuple,

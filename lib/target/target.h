@@ -117,6 +117,13 @@ class Target {
   // assignment (VMEM) are counted so.
   virtual bool PeakCountsValues(int64_t /*color*/) const { return false; }
 
+  // Whether the heap of `color` hands a value's chunk to a user that may
+  // write over it (XLA's heap simulator: a value whose operand dies at it
+  // takes the operand's chunk). Memories placed by XLA:TPU's memory-space
+  // assignment do not: it gives each buffer its own chunk, and only the
+  // values of one buffer (aliased by dataflow) share.
+  virtual bool HeapReusesOperandBuffers(int64_t /*color*/) const { return true; }
+
   // Whether a temp may be placed in an output's allocation when their live
   // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs to
   // themselves, but lets temps into a donated parameter's allocation.

@@ -250,6 +250,15 @@ class TpuTarget final : public Target {
     return color == kVmemColor || color == kV4Color3;
   }
 
+  // VMEM and v4's colour 3 are laid out by memory-space assignment, which
+  // finds each buffer a chunk of its own: a sort or an elementwise fusion
+  // in VMEM never takes its dying operand's chunk unless the two are one
+  // buffer (the aliasing_operands of XLA:TPU's backend_config). With reuse,
+  // VMEM matched 212 of 247 modules; without, 226 (colour 3 70 -> 72 of 82).
+  bool HeapReusesOperandBuffers(int64_t color) const override {
+    return color != kVmemColor && color != kV4Color3;
+  }
+
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
     switch (color) {

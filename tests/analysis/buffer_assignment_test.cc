@@ -186,6 +186,29 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().peak_memory_bytes, 16 * kMiB);
 }
 
+// Memory-space assignment gives each VMEM buffer its own chunk: b =
+// negate(a) may overwrite a by XLA's generic rules, and a dies at b, yet b
+// does not take a's chunk (they are not one buffer): VMEM is 8 MiB, where
+// the heap simulator's reuse would make it 4 MiB.
+TEST(BufferAssignmentTest, TpuVmemValuesDoNotTakeTheirOperandsChunks) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule vmem_reuse, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[1024,1024]{1,0:T(8,128)} parameter(0)
+  a = f32[1024,1024]{1,0:T(8,128)S(1)} negate(p0)
+  b = f32[1024,1024]{1,0:T(8,128)S(1)} negate(a)
+  ROOT o = f32[1024,1024]{1,0:T(8,128)} copy(b)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8 * kMiB);
+}
+
 // kPlaceWith: a sliced prefetch. A (100 B) is live at ticks 0-3 below B
 // (64 B, at 0, ticks 1-2); C (64 B) joins A's chunk 128 B above A's start
 // once B is gone (ticks 4-5). Placed as one, A cannot go at 0 (its 100 B

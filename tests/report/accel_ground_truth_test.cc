@@ -33,9 +33,9 @@ constexpr int kTpuHbmCloseFloor = 329;
 // colour 3 (both placed by XLA:TPU's memory-space assignment), and for the
 // memory_analysis() fields the dump determines (argument, output, alias,
 // total allocation, peak) of the cases that have XLA's memory_analysis.json.
-constexpr int kTpuEverySpaceExactFloor = 280;
-constexpr int kTpuVmemExactFloor = 212;
-constexpr int kTpuColor3ExactFloor = 70;
+constexpr int kTpuEverySpaceExactFloor = 296;
+constexpr int kTpuVmemExactFloor = 226;
+constexpr int kTpuColor3ExactFloor = 72;
 constexpr int kTpuMemoryAnalysisExactFloor = 299;
 
 // The --device preset of each TPU target directory.

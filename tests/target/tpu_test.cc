@@ -151,5 +151,16 @@ TEST(TpuTargetTest, PeakCountsMemorySpaceAssignedValues) {
   EXPECT_FALSE(MakeCpuTarget()->PeakCountsValues(0));
 }
 
+// The heap simulator hands a dying operand's chunk to its user in HBM and
+// SMEM, never in the memories memory-space assignment places.
+TEST(TpuTargetTest, MemorySpaceAssignedHeapsKeepOperandsChunks) {
+  const std::unique_ptr<Target> v4 = MakeTpuTarget(FindTpuGeneration("v4"));
+  EXPECT_TRUE(v4->HeapReusesOperandBuffers(0));
+  EXPECT_FALSE(v4->HeapReusesOperandBuffers(1));
+  EXPECT_TRUE(v4->HeapReusesOperandBuffers(2));
+  EXPECT_FALSE(v4->HeapReusesOperandBuffers(3));
+  EXPECT_TRUE(MakeCpuTarget()->HeapReusesOperandBuffers(1));
+}
+
 }  // namespace
 }  // namespace hlomem::target
