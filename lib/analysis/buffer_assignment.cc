@@ -595,6 +595,26 @@ class BufferAssigner {
     }
     return out;
   }
+  // XLA:TPU's memory-space assignment allocates a cross-program prefetch
+  // (a copy-start marked cross_program_prefetch_index) before any other
+  // buffer, and its end-of-program prefetch of the same array (a later
+  // copy-start of that operand) into the same chunk: the copies' alternate
+  // memory values.
+  bool CrossProgramPrefetch(ValueId v) const {
+    const InstrId i = value(v).instruction;
+    if (m_.instr(i).opcode != Opcode::kCopyStart || value(v).index.size() != 1 ||
+        value(v).index[0] != 0 || m_.operands(i).size() != 1) {
+      return false;
+    }
+    const InstrId source = m_.operands(i)[0];
+    for (InstrId user : m_.users(source)) {
+      if (m_.instr(user).opcode == Opcode::kCopyStart &&
+          m_.attribute(user, "cross_program_prefetch_index").has_value()) {
+        return true;
+      }
+    }
+    return false;
+  }
   bool IsConcatBitcast(ValueId v) const {
     const InstrId i = value(v).instruction;
     return m_.instr(i).opcode == Opcode::kCustomCall && m_.custom_call_target(i) == "ConcatBitcast";
@@ -680,7 +700,7 @@ class BufferAssigner {
           }
         }
         if (!shared) {
-          events.push_back({HeapEvent::kAlloc, v, size_of(v), 0});
+          events.push_back({HeapEvent::kAlloc, v, size_of(v), 0, 0, CrossProgramPrefetch(v)});
           first_of_buffer[b] = v;
         }
       }

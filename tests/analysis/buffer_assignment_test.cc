@@ -437,6 +437,45 @@ ENTRY %main (p: f32[16,128]) -> f32[16,128] {
   EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
 }
 
+// A cross-program prefetch takes VMEM's first chunk, before any other
+// buffer: b (16 KiB, defined first, larger, as long-lived) would otherwise
+// win offset 0 in every order. The end-of-program prefetch of the same
+// parameter (cs2) reuses that chunk once the first has died.
+TEST(BufferAssignmentTest, TpuCrossProgramPrefetchIsPlacedFirst) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule cpp, is_scheduled=true
+
+ENTRY %main (p0: f32[32,128], p1: f32[8,128]) -> (f32[8,128], f32[32,128]) {
+  %p0 = f32[32,128]{1,0:T(8,128)} parameter(0)
+  %p1 = f32[8,128]{1,0:T(8,128)} parameter(1)
+  %b = f32[32,128]{1,0:T(8,128)S(1)} negate(%p0)
+  %cs = (f32[8,128]{1,0:T(8,128)S(1)}, f32[8,128]{1,0:T(8,128)}, u32[]{:S(2)}) copy-start(%p1), cross_program_prefetch_index=0
+  %cd = f32[8,128]{1,0:T(8,128)S(1)} copy-done(%cs)
+  %x = f32[8,128]{1,0:T(8,128)} slice(%b), slice={[0:8], [0:128]}
+  %y = f32[8,128]{1,0:T(8,128)} add(%x, %cd)
+  %z = f32[32,128]{1,0:T(8,128)} negate(%b)
+  %cs2 = (f32[8,128]{1,0:T(8,128)S(1)}, f32[8,128]{1,0:T(8,128)}, u32[]{:S(2)}) copy-start(%p1)
+  %cd2 = f32[8,128]{1,0:T(8,128)S(1)} copy-done(%cs2)
+  ROOT %r = (f32[8,128]{1,0:T(8,128)}, f32[32,128]{1,0:T(8,128)}) tuple(%y, %z)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    const std::string name(ba.module().instr(df.value(v).instruction).name);
+    if (df.value(v).index.empty()) offsets[name] = ba.offset_of(v);
+    if (df.value(v).index.size() == 1 && df.value(v).index[0] == 0) offsets[name + "{0}"] = ba.offset_of(v);
+  }
+  EXPECT_EQ(offsets["cs{0}"], 0);
+  EXPECT_EQ(offsets["cs2{0}"], 0);
+  EXPECT_EQ(offsets["b"], 4096);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 20480);
+}
+
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
 // update result are one buffer, the live-out output (1024 B), plus the
 // 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.

@@ -33,8 +33,8 @@ constexpr int kTpuHbmCloseFloor = 329;
 // colour 3 (both placed by XLA:TPU's memory-space assignment), and for the
 // memory_analysis() fields the dump determines (argument, output, alias,
 // total allocation, peak) of the cases that have XLA's memory_analysis.json.
-constexpr int kTpuEverySpaceExactFloor = 296;
-constexpr int kTpuVmemExactFloor = 226;
+constexpr int kTpuEverySpaceExactFloor = 300;
+constexpr int kTpuVmemExactFloor = 230;
 constexpr int kTpuColor3ExactFloor = 72;
 constexpr int kTpuMemoryAnalysisExactFloor = 299;
 
