@@ -615,6 +615,17 @@ class BufferAssigner {
     }
     return false;
   }
+  // A cross-program prefetch (the copy-start marked so) with no
+  // end-of-program prefetch of its array after it: XLA frees the chunk
+  // between the two only when it adds the second.
+  bool CrossProgramPrefetchKept(ValueId v) const {
+    const InstrId i = value(v).instruction;
+    if (!CrossProgramPrefetch(v) || !m_.attribute(i, "cross_program_prefetch_index")) return false;
+    for (InstrId user : m_.users(m_.operands(i)[0])) {
+      if (user != i && m_.instr(user).opcode == Opcode::kCopyStart) return false;
+    }
+    return true;
+  }
   bool IsConcatBitcast(ValueId v) const {
     const InstrId i = value(v).instruction;
     return m_.instr(i).opcode == Opcode::kCustomCall && m_.custom_call_target(i) == "ConcatBitcast";
@@ -648,13 +659,21 @@ class BufferAssigner {
     });
     std::vector<int64_t> end(df_->values().size(), -1);
     for (ValueId v : values) end[v] = range(v).end;
+    // A cross-program prefetch that memory-space assignment did not free
+    // for an end-of-program prefetch holds its chunk to the program's end.
+    for (ValueId v : values) {
+      if (!CrossProgramPrefetchKept(v)) continue;
+      for (ValueId w : df_->buffer_values(df_->buffer_of(v))) {
+        if (in_heap[w]) end[w] = s.end_time();
+      }
+    }
     // Values defined and freed at each step, in the sorted order.
     const size_t steps = static_cast<size_t>(s.end_time() + 1);
     const Csr<ValueId> starting = Csr<ValueId>::Build(steps, [&](auto emit) {
       for (ValueId v : values) emit(static_cast<size_t>(range(v).start), v);
     });
     const Csr<ValueId> ending = Csr<ValueId>::Build(steps, [&](auto emit) {
-      for (ValueId v : values) emit(static_cast<size_t>(range(v).end), v);
+      for (ValueId v : values) emit(static_cast<size_t>(end[v]), v);
     });
     std::vector<bool> freed(df_->values().size(), false);
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);

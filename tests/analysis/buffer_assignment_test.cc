@@ -476,6 +476,39 @@ ENTRY %main (p0: f32[32,128], p1: f32[8,128]) -> (f32[8,128], f32[32,128]) {
   EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 20480);
 }
 
+// A cross-program prefetch with no end-of-program prefetch after it is
+// never freed: its chunk stays taken to the end of the program, so c,
+// defined after cd's last use, cannot have offset 0. VMEM 8 KiB, not 4.
+TEST(BufferAssignmentTest, TpuCrossProgramPrefetchNotFreedHoldsItsChunk) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule cpp_kept, is_scheduled=true
+
+ENTRY %main (p0: f32[8,128], p1: f32[8,128]) -> (f32[8,128], f32[8,128]) {
+  %p0 = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %p1 = f32[8,128]{1,0:T(8,128)} parameter(1)
+  %cs = (f32[8,128]{1,0:T(8,128)S(1)}, f32[8,128]{1,0:T(8,128)}, u32[]{:S(2)}) copy-start(%p1), cross_program_prefetch_index=0
+  %cd = f32[8,128]{1,0:T(8,128)S(1)} copy-done(%cs)
+  %y = f32[8,128]{1,0:T(8,128)} add(%p0, %cd)
+  %c = f32[8,128]{1,0:T(8,128)S(1)} negate(%p0)
+  %z = f32[8,128]{1,0:T(8,128)} negate(%c)
+  ROOT %r = (f32[8,128]{1,0:T(8,128)}, f32[8,128]{1,0:T(8,128)}) tuple(%y, %z)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    if (df.value(v).index.empty()) {
+      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+    }
+  }
+  EXPECT_EQ(offsets["c"], 4096);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
+}
+
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
 // update result are one buffer, the live-out output (1024 B), plus the
 // 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.
