@@ -659,6 +659,22 @@ class BufferAssigner {
     });
     std::vector<int64_t> end(df_->values().size(), -1);
     for (ValueId v : values) end[v] = range(v).end;
+    // The values a conditional's branches return hold their buffer until
+    // the conditional's output dies.
+    if (target_.BranchResultsLiveToTheConditionalsEnd(color)) {
+      std::vector<int64_t> buffer_end(df_->buffer_count(), -1);
+      std::vector<bool> conditional_output(df_->buffer_count(), false);
+      for (ValueId v : values) {
+        const BufferId b = df_->buffer_of(v);
+        buffer_end[b] = std::max(buffer_end[b], end[v]);
+        if (value(v).is_phi && m_.instr(value(v).instruction).opcode == Opcode::kConditional) {
+          conditional_output[b] = true;
+        }
+      }
+      for (ValueId v : values) {
+        if (conditional_output[df_->buffer_of(v)]) end[v] = buffer_end[df_->buffer_of(v)];
+      }
+    }
     // A cross-program prefetch that memory-space assignment did not free
     // for an end-of-program prefetch holds its chunk to the program's end.
     for (ValueId v : values) {

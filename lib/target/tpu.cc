@@ -259,6 +259,14 @@ class TpuTarget final : public Target {
     return color != kVmemColor && color != kV4Color3;
   }
 
+  // Memory-space assignment keeps a conditional's output buffer from the
+  // first branch's result to the output's last use: a 128 KiB value in the
+  // last of three branches sits below that buffer, not in its chunk
+  // (switch_branches on v4, v5e and v6e).
+  bool BranchResultsLiveToTheConditionalsEnd(int64_t color) const override {
+    return color == kVmemColor || color == kV4Color3;
+  }
+
   MemorySpace Space(int64_t color) const override {
     MemorySpace space;
     switch (color) {

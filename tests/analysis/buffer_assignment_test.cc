@@ -509,6 +509,52 @@ ENTRY %main (p0: f32[8,128], p1: f32[8,128]) -> (f32[8,128], f32[8,128]) {
   EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
 }
 
+// Memory-space assignment's live ranges keep a branch's result live
+// through the later branches, to the conditional's output's last use: t,
+// a temp of branch b1, cannot share the chunk of b0's result a (and so of
+// the output buffer), though a is never read after b0. VMEM 8 KiB, not 4.
+TEST(BufferAssignmentTest, TpuBranchResultsLiveThroughTheLaterBranches) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule cond_vmem, is_scheduled=true
+
+%b0 (p: f32[8,128]) -> (f32[8,128]) {
+  %p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %a = f32[8,128]{1,0:T(8,128)S(1)} negate(%p)
+  ROOT %ta = (f32[8,128]{1,0:T(8,128)S(1)}) tuple(%a)
+}
+
+%b1 (q: f32[8,128]) -> (f32[8,128]) {
+  %q = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %t = f32[8,128]{1,0:T(8,128)S(1)} negate(%q)
+  %u = f32[8,128]{1,0:T(8,128)} negate(%t)
+  %r = f32[8,128]{1,0:T(8,128)S(1)} negate(%u)
+  ROOT %tr = (f32[8,128]{1,0:T(8,128)S(1)}) tuple(%r)
+}
+
+ENTRY %main (i: s32[], x: f32[8,128]) -> f32[8,128] {
+  %i = s32[]{:T(128)} parameter(0)
+  %x = f32[8,128]{1,0:T(8,128)} parameter(1)
+  %c = (f32[8,128]{1,0:T(8,128)S(1)}) conditional(%i, %x, %x), branch_computations={%b0, %b1}
+  %g = f32[8,128]{1,0:T(8,128)S(1)} get-tuple-element(%c), index=0
+  ROOT %o = f32[8,128]{1,0:T(8,128)} copy(%g)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    if (df.value(v).index.empty()) {
+      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+    }
+  }
+  EXPECT_EQ(offsets["a"], offsets["r"]);
+  EXPECT_NE(offsets["t"], offsets["a"]);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
+}
+
 // A dynamic-update-slice writes into its operand 0: the broadcast and the
 // update result are one buffer, the live-out output (1024 B), plus the
 // 4-byte update and 4-byte index constants. Total = 1024 + 4 + 4 + 4.

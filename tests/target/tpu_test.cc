@@ -152,14 +152,19 @@ TEST(TpuTargetTest, PeakCountsMemorySpaceAssignedValues) {
 }
 
 // The heap simulator hands a dying operand's chunk to its user in HBM and
-// SMEM, never in the memories memory-space assignment places.
-TEST(TpuTargetTest, MemorySpaceAssignedHeapsKeepOperandsChunks) {
+// SMEM, never in the memories memory-space assignment places; there a
+// branch's result stays live to the conditional output's last use.
+TEST(TpuTargetTest, MemorySpaceAssignedHeapsKeepOperandsAndBranchResults) {
   const std::unique_ptr<Target> v4 = MakeTpuTarget(FindTpuGeneration("v4"));
   EXPECT_TRUE(v4->HeapReusesOperandBuffers(0));
   EXPECT_FALSE(v4->HeapReusesOperandBuffers(1));
   EXPECT_TRUE(v4->HeapReusesOperandBuffers(2));
   EXPECT_FALSE(v4->HeapReusesOperandBuffers(3));
   EXPECT_TRUE(MakeCpuTarget()->HeapReusesOperandBuffers(1));
+  EXPECT_FALSE(v4->BranchResultsLiveToTheConditionalsEnd(0));
+  EXPECT_TRUE(v4->BranchResultsLiveToTheConditionalsEnd(1));
+  EXPECT_TRUE(v4->BranchResultsLiveToTheConditionalsEnd(3));
+  EXPECT_FALSE(MakeCpuTarget()->BranchResultsLiveToTheConditionalsEnd(1));
 }
 
 }  // namespace
