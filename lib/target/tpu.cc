@@ -43,6 +43,8 @@ constexpr TpuGeneration kGenerations[] = {
 // Chunk offsets in XLA:TPU's heaps: every HBM temp offset in the dumps is a
 // multiple of 16 KiB, VMEM's of 4 KiB, SMEM's of 4 bytes.
 constexpr int64_t kHbmAlignment = 16384;
+// VMEM's, and v4's colour 3's (placed by memory-space assignment as VMEM
+// is: 71 of XLA's 948 colour-3 offsets are multiples of 4 KiB, not 16).
 constexpr int64_t kVmemAlignment = 4096;
 constexpr int64_t kSmemAlignment = 4;
 // Colour 6 (XLA's memory-usage report calls it color_6) holds flags and
@@ -154,7 +156,9 @@ class TpuTarget final : public Target {
   int64_t Alignment(int64_t color) const override {
     if (alignment_ > 0) return alignment_;
     switch (color) {
-      case kVmemColor: return kVmemAlignment;
+      case kVmemColor:
+      case kV4Color3:
+        return kVmemAlignment;
       case kSmemColor:
       case kScalarFlagColor:
         return kSmemAlignment;

@@ -33,9 +33,9 @@ constexpr int kTpuHbmCloseFloor = 329;
 // colour 3 (both placed by XLA:TPU's memory-space assignment), and for the
 // memory_analysis() fields the dump determines (argument, output, alias,
 // total allocation, peak) of the cases that have XLA's memory_analysis.json.
-constexpr int kTpuEverySpaceExactFloor = 309;
+constexpr int kTpuEverySpaceExactFloor = 314;
 constexpr int kTpuVmemExactFloor = 238;
-constexpr int kTpuColor3ExactFloor = 73;
+constexpr int kTpuColor3ExactFloor = 78;
 constexpr int kTpuMemoryAnalysisExactFloor = 299;
 
 // The --device preset of each TPU target directory.
