@@ -542,16 +542,25 @@ class BufferAssigner {
   // sits in the whole array's chunk, so the slices and the array are placed
   // together, the slices in the order of their start indices. The first
   // slice to be live is placed as usual; the others and the array at their
-  // distance from it. Only heap values alone in their buffers take part.
+  // distance from it. The slices must be alone in their buffers; the array
+  // may share its buffer with later values (a loop carrying it), which then
+  // sit where it does.
   std::vector<Placement> SlicedPrefetchPlacements(const std::vector<ValueId>& values,
                                                   const std::vector<bool>& in_heap) const {
     std::vector<Placement> out(df_->values().size());
     auto alone = [&](ValueId v) {
       return v != kNone && in_heap[v] && df_->buffer_values(df_->buffer_of(v)).size() == 1;
     };
+    // `values` is in order of definition: the first of each buffer's.
+    std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
+    for (ValueId v : values) {
+      ValueId& first = first_of_buffer[df_->buffer_of(v)];
+      if (first == kNone) first = v;
+    }
     for (ValueId v : values) {
       const InstrId i = value(v).instruction;
-      if (!IsConcatBitcast(v) || !value(v).index.empty() || !alone(v)) {
+      if (!IsConcatBitcast(v) || !value(v).index.empty() || !in_heap[v] ||
+          first_of_buffer[df_->buffer_of(v)] != v) {
         continue;
       }
       std::vector<std::pair<std::vector<int64_t>, ValueId>> slices;
@@ -586,6 +595,37 @@ class BufferAssigner {
     }
     return out;
   }
+  // XLA:TPU's memory-space assignment allocates a cross-program prefetch
+  // (a copy-start marked cross_program_prefetch_index) before any other
+  // buffer, and its end-of-program prefetch of the same array (a later
+  // copy-start of that operand) into the same chunk: the copies' alternate
+  // memory values.
+  bool CrossProgramPrefetch(ValueId v) const {
+    const InstrId i = value(v).instruction;
+    if (m_.instr(i).opcode != Opcode::kCopyStart || value(v).index.size() != 1 ||
+        value(v).index[0] != 0 || m_.operands(i).size() != 1) {
+      return false;
+    }
+    const InstrId source = m_.operands(i)[0];
+    for (InstrId user : m_.users(source)) {
+      if (m_.instr(user).opcode == Opcode::kCopyStart &&
+          m_.attribute(user, "cross_program_prefetch_index").has_value()) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // A cross-program prefetch (the copy-start marked so) with no
+  // end-of-program prefetch of its array after it: XLA frees the chunk
+  // between the two only when it adds the second.
+  bool CrossProgramPrefetchKept(ValueId v) const {
+    const InstrId i = value(v).instruction;
+    if (!CrossProgramPrefetch(v) || !m_.attribute(i, "cross_program_prefetch_index")) return false;
+    for (InstrId user : m_.users(m_.operands(i)[0])) {
+      if (user != i && m_.instr(user).opcode == Opcode::kCopyStart) return false;
+    }
+    return true;
+  }
   bool IsConcatBitcast(ValueId v) const {
     const InstrId i = value(v).instruction;
     return m_.instr(i).opcode == Opcode::kCustomCall && m_.custom_call_target(i) == "ConcatBitcast";
@@ -619,13 +659,37 @@ class BufferAssigner {
     });
     std::vector<int64_t> end(df_->values().size(), -1);
     for (ValueId v : values) end[v] = range(v).end;
+    // The values a conditional's branches return hold their buffer until
+    // the conditional's output dies.
+    if (target_.BranchResultsLiveToTheConditionalsEnd(color)) {
+      std::vector<int64_t> buffer_end(df_->buffer_count(), -1);
+      std::vector<bool> conditional_output(df_->buffer_count(), false);
+      for (ValueId v : values) {
+        const BufferId b = df_->buffer_of(v);
+        buffer_end[b] = std::max(buffer_end[b], end[v]);
+        if (value(v).is_phi && m_.instr(value(v).instruction).opcode == Opcode::kConditional) {
+          conditional_output[b] = true;
+        }
+      }
+      for (ValueId v : values) {
+        if (conditional_output[df_->buffer_of(v)]) end[v] = buffer_end[df_->buffer_of(v)];
+      }
+    }
+    // A cross-program prefetch that memory-space assignment did not free
+    // for an end-of-program prefetch holds its chunk to the program's end.
+    for (ValueId v : values) {
+      if (!CrossProgramPrefetchKept(v)) continue;
+      for (ValueId w : df_->buffer_values(df_->buffer_of(v))) {
+        if (in_heap[w]) end[w] = s.end_time();
+      }
+    }
     // Values defined and freed at each step, in the sorted order.
     const size_t steps = static_cast<size_t>(s.end_time() + 1);
     const Csr<ValueId> starting = Csr<ValueId>::Build(steps, [&](auto emit) {
       for (ValueId v : values) emit(static_cast<size_t>(range(v).start), v);
     });
     const Csr<ValueId> ending = Csr<ValueId>::Build(steps, [&](auto emit) {
-      for (ValueId v : values) emit(static_cast<size_t>(range(v).end), v);
+      for (ValueId v : values) emit(static_cast<size_t>(end[v]), v);
     });
     std::vector<bool> freed(df_->values().size(), false);
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
@@ -648,7 +712,8 @@ class BufferAssigner {
         }
         bool shared = false;
         const InstrId i = value(v).instruction;
-        if (df_->buffer_values(b).size() == 1 && m_.instr(i).opcode != Opcode::kCopy) {
+        if (df_->buffer_values(b).size() == 1 && m_.instr(i).opcode != Opcode::kCopy &&
+            target_.HeapReusesOperandBuffers(color)) {
           const auto operands = m_.operands(i);
           for (InstrId op : operands) {
             // Only the operand's top-level value is a candidate (for a tuple,
@@ -670,7 +735,7 @@ class BufferAssigner {
           }
         }
         if (!shared) {
-          events.push_back({HeapEvent::kAlloc, v, size_of(v), 0});
+          events.push_back({HeapEvent::kAlloc, v, size_of(v), 0, 0, CrossProgramPrefetch(v)});
           first_of_buffer[b] = v;
         }
       }

@@ -27,6 +27,7 @@ struct Interval {
   int64_t end = -1;
   bool needs_allocation = false;
   bool present = false;
+  bool first = false;
 };
 
 // The chunks placed so far, searchable by lifetime: a segment tree over
@@ -306,6 +307,7 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
         }
         in.start = counter++;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
+        in.first = e.kind == HeapEvent::kAlloc && e.first;
         if (e.kind != HeapEvent::kAlloc) share_with[e.buffer] = e.share_with;
         if (e.kind == HeapEvent::kPlaceWith) place_offset[e.buffer] = e.offset;
         break;
@@ -362,6 +364,7 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
   std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) {
     const Interval& x = intervals[a];
     const Interval& y = intervals[b];
+    if (x.first != y.first) return x.first;
     if (order == HeapOrder::kSpatial) {
       return std::make_tuple(-x.size, x.start - x.end, a) <
              std::make_tuple(-y.size, y.start - y.end, b);

@@ -23,6 +23,10 @@ struct HeapEvent {
   int64_t size;         // bytes (the size of the value's whole HloBuffer)
   uint32_t share_with;  // for kShareWith and kPlaceWith: the buffer placed against
   int64_t offset = 0;   // for kPlaceWith: where from share_with's chunk
+  // For kAlloc: placed before every buffer without it, whatever the order
+  // (XLA:TPU's memory-space assignment gives a cross-program prefetch its
+  // chunk before anything else).
+  bool first = false;
 };
 
 struct HeapResult {

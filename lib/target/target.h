@@ -117,6 +117,21 @@ class Target {
   // assignment (VMEM) are counted so.
   virtual bool PeakCountsValues(int64_t /*color*/) const { return false; }
 
+  // Whether the heap of `color` hands a value's chunk to a user that may
+  // write over it (XLA's heap simulator: a value whose operand dies at it
+  // takes the operand's chunk). Memories placed by XLA:TPU's memory-space
+  // assignment do not: it gives each buffer its own chunk, and only the
+  // values of one buffer (aliased by dataflow) share.
+  virtual bool HeapReusesOperandBuffers(int64_t /*color*/) const { return true; }
+
+  // Whether, in the heap of `color`, the values a conditional's branches
+  // return (with the rest of the conditional output's buffer) stay live to
+  // the end of that buffer's last value rather than each to its own last
+  // use. XLA's HloLiveRange, which memory-space assignment lays out by,
+  // counts the conditional's output among the positions of each branch's
+  // result, so a branch's result is live through the later branches.
+  virtual bool BranchResultsLiveToTheConditionalsEnd(int64_t /*color*/) const { return false; }
+
   // Whether a temp may be placed in an output's allocation when their live
   // ranges do not meet (XLA's MaybeAssignBuffer). XLA:TPU keeps outputs to
   // themselves, but lets temps into a donated parameter's allocation.

@@ -186,6 +186,29 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().peak_memory_bytes, 16 * kMiB);
 }
 
+// Memory-space assignment gives each VMEM buffer its own chunk: b =
+// negate(a) may overwrite a by XLA's generic rules, and a dies at b, yet b
+// does not take a's chunk (they are not one buffer): VMEM is 8 MiB, where
+// the heap simulator's reuse would make it 4 MiB.
+TEST(BufferAssignmentTest, TpuVmemValuesDoNotTakeTheirOperandsChunks) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule vmem_reuse, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[1024,1024]{1,0:T(8,128)} parameter(0)
+  a = f32[1024,1024]{1,0:T(8,128)S(1)} negate(p0)
+  b = f32[1024,1024]{1,0:T(8,128)S(1)} negate(a)
+  ROOT o = f32[1024,1024]{1,0:T(8,128)} copy(b)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8 * kMiB);
+}
+
 // kPlaceWith: a sliced prefetch. A (100 B) is live at ticks 0-3 below B
 // (64 B, at 0, ticks 1-2); C (64 B) joins A's chunk 128 B above A's start
 // once B is gone (ticks 4-5). Placed as one, A cannot go at 0 (its 100 B
@@ -342,6 +365,194 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
   EXPECT_EQ(offsets["small"], 0);
   EXPECT_EQ(offsets["big"], 16384);
   EXPECT_EQ(offsets["n"], 32768);
+}
+
+// A sliced prefetch whose array a while loop carries: the ConcatBitcast's
+// buffer also holds the loop's phis and the body's copy `c8`. The two 4 KiB
+// slices still sit at their distances in the 8 KiB array (sl0 at the
+// array's start, sl1 4 KiB above), and the array with every value of its
+// buffer at the slices' offset: VMEM is 8 KiB, not the 16 KiB of the
+// slices beside the array they meet at the concatenation.
+TEST(BufferAssignmentTest, TpuSlicedPrefetchIntoALoopCarriedBuffer) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule sliced_loop, is_scheduled=true
+
+%body (t: (s32[], f32[16,128])) -> (s32[], f32[16,128]) {
+  %t = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) parameter(0)
+  %i = s32[]{:T(128)} get-tuple-element(%t), index=0
+  %one = s32[]{:T(128)} constant(1)
+  %i1 = s32[]{:T(128)} add(%i, %one)
+  %x = f32[16,128]{1,0:T(8,128)S(1)} get-tuple-element(%t), index=1
+  %n = f32[16,128]{1,0:T(8,128)} negate(%x)
+  %c8 = f32[16,128]{1,0:T(8,128)S(1)} copy(%n)
+  ROOT %r = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) tuple(%i1, %c8)
+}
+
+%cond (u: (s32[], f32[16,128])) -> pred[] {
+  %u = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) parameter(0)
+  %j = s32[]{:T(128)} get-tuple-element(%u), index=0
+  %k = s32[]{:T(128)} constant(4)
+  ROOT %lt = pred[]{:T(512)} compare(%j, %k), direction=LT
+}
+
+%slice0 (q0: f32[16,128]) -> f32[8,128] {
+  %q0 = f32[16,128]{1,0:T(8,128)} parameter(0)
+  ROOT %sl0 = f32[8,128]{1,0:T(8,128)S(1)} slice(%q0), slice={[0:8], [0:128]}
+}
+
+%slice1 (q1: f32[16,128]) -> f32[8,128] {
+  %q1 = f32[16,128]{1,0:T(8,128)} parameter(0)
+  ROOT %sl1 = f32[8,128]{1,0:T(8,128)S(1)} slice(%q1), slice={[8:16], [0:128]}
+}
+
+ENTRY %main (p: f32[16,128]) -> f32[16,128] {
+  %p = f32[16,128]{1,0:T(8,128)} parameter(0)
+  %zero = s32[]{:T(128)} constant(0)
+  %ss0 = ((f32[16,128]{1,0:T(8,128)}), f32[8,128]{1,0:T(8,128)S(1)}, s32[]{:S(2)}) async-start(%p), calls=%slice0
+  %ss1 = ((f32[16,128]{1,0:T(8,128)}), f32[8,128]{1,0:T(8,128)S(1)}, s32[]{:S(2)}) async-start(%p), calls=%slice1
+  %s0 = f32[8,128]{1,0:T(8,128)S(1)} async-done(%ss0)
+  %s1 = f32[8,128]{1,0:T(8,128)S(1)} async-done(%ss1)
+  %cat = f32[16,128]{1,0:T(8,128)S(1)} custom-call(%s0, %s1), custom_call_target="ConcatBitcast"
+  %init = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) tuple(%zero, %cat)
+  %w = (s32[]{:T(128)}, f32[16,128]{1,0:T(8,128)S(1)}) while(%init), condition=%cond, body=%body
+  %y = f32[16,128]{1,0:T(8,128)S(1)} get-tuple-element(%w), index=1
+  ROOT %o = f32[16,128]{1,0:T(8,128)} copy(%y)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    const hlo::Instruction& instr = ba.module().instr(df.value(v).instruction);
+    if (instr.opcode != hlo::Opcode::kTuple && df.value(v).index.empty()) {
+      offsets[std::string(instr.name)] = ba.offset_of(v);
+    }
+  }
+  EXPECT_EQ(offsets["sl1"] - offsets["sl0"], 4096);
+  EXPECT_EQ(offsets["cat"], offsets["sl0"]);
+  EXPECT_EQ(offsets["c8"], offsets["sl0"]);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
+}
+
+// A cross-program prefetch takes VMEM's first chunk, before any other
+// buffer: b (16 KiB, defined first, larger, as long-lived) would otherwise
+// win offset 0 in every order. The end-of-program prefetch of the same
+// parameter (cs2) reuses that chunk once the first has died.
+TEST(BufferAssignmentTest, TpuCrossProgramPrefetchIsPlacedFirst) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule cpp, is_scheduled=true
+
+ENTRY %main (p0: f32[32,128], p1: f32[8,128]) -> (f32[8,128], f32[32,128]) {
+  %p0 = f32[32,128]{1,0:T(8,128)} parameter(0)
+  %p1 = f32[8,128]{1,0:T(8,128)} parameter(1)
+  %b = f32[32,128]{1,0:T(8,128)S(1)} negate(%p0)
+  %cs = (f32[8,128]{1,0:T(8,128)S(1)}, f32[8,128]{1,0:T(8,128)}, u32[]{:S(2)}) copy-start(%p1), cross_program_prefetch_index=0
+  %cd = f32[8,128]{1,0:T(8,128)S(1)} copy-done(%cs)
+  %x = f32[8,128]{1,0:T(8,128)} slice(%b), slice={[0:8], [0:128]}
+  %y = f32[8,128]{1,0:T(8,128)} add(%x, %cd)
+  %z = f32[32,128]{1,0:T(8,128)} negate(%b)
+  %cs2 = (f32[8,128]{1,0:T(8,128)S(1)}, f32[8,128]{1,0:T(8,128)}, u32[]{:S(2)}) copy-start(%p1)
+  %cd2 = f32[8,128]{1,0:T(8,128)S(1)} copy-done(%cs2)
+  ROOT %r = (f32[8,128]{1,0:T(8,128)}, f32[32,128]{1,0:T(8,128)}) tuple(%y, %z)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    const std::string name(ba.module().instr(df.value(v).instruction).name);
+    if (df.value(v).index.empty()) offsets[name] = ba.offset_of(v);
+    if (df.value(v).index.size() == 1 && df.value(v).index[0] == 0) offsets[name + "{0}"] = ba.offset_of(v);
+  }
+  EXPECT_EQ(offsets["cs{0}"], 0);
+  EXPECT_EQ(offsets["cs2{0}"], 0);
+  EXPECT_EQ(offsets["b"], 4096);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 20480);
+}
+
+// A cross-program prefetch with no end-of-program prefetch after it is
+// never freed: its chunk stays taken to the end of the program, so c,
+// defined after cd's last use, cannot have offset 0. VMEM 8 KiB, not 4.
+TEST(BufferAssignmentTest, TpuCrossProgramPrefetchNotFreedHoldsItsChunk) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule cpp_kept, is_scheduled=true
+
+ENTRY %main (p0: f32[8,128], p1: f32[8,128]) -> (f32[8,128], f32[8,128]) {
+  %p0 = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %p1 = f32[8,128]{1,0:T(8,128)} parameter(1)
+  %cs = (f32[8,128]{1,0:T(8,128)S(1)}, f32[8,128]{1,0:T(8,128)}, u32[]{:S(2)}) copy-start(%p1), cross_program_prefetch_index=0
+  %cd = f32[8,128]{1,0:T(8,128)S(1)} copy-done(%cs)
+  %y = f32[8,128]{1,0:T(8,128)} add(%p0, %cd)
+  %c = f32[8,128]{1,0:T(8,128)S(1)} negate(%p0)
+  %z = f32[8,128]{1,0:T(8,128)} negate(%c)
+  ROOT %r = (f32[8,128]{1,0:T(8,128)}, f32[8,128]{1,0:T(8,128)}) tuple(%y, %z)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    if (df.value(v).index.empty()) {
+      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+    }
+  }
+  EXPECT_EQ(offsets["c"], 4096);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
+}
+
+// Memory-space assignment's live ranges keep a branch's result live
+// through the later branches, to the conditional's output's last use: t,
+// a temp of branch b1, cannot share the chunk of b0's result a (and so of
+// the output buffer), though a is never read after b0. VMEM 8 KiB, not 4.
+TEST(BufferAssignmentTest, TpuBranchResultsLiveThroughTheLaterBranches) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"HLO(
+HloModule cond_vmem, is_scheduled=true
+
+%b0 (p: f32[8,128]) -> (f32[8,128]) {
+  %p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %a = f32[8,128]{1,0:T(8,128)S(1)} negate(%p)
+  ROOT %ta = (f32[8,128]{1,0:T(8,128)S(1)}) tuple(%a)
+}
+
+%b1 (q: f32[8,128]) -> (f32[8,128]) {
+  %q = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %t = f32[8,128]{1,0:T(8,128)S(1)} negate(%q)
+  %u = f32[8,128]{1,0:T(8,128)} negate(%t)
+  %r = f32[8,128]{1,0:T(8,128)S(1)} negate(%u)
+  ROOT %tr = (f32[8,128]{1,0:T(8,128)S(1)}) tuple(%r)
+}
+
+ENTRY %main (i: s32[], x: f32[8,128]) -> f32[8,128] {
+  %i = s32[]{:T(128)} parameter(0)
+  %x = f32[8,128]{1,0:T(8,128)} parameter(1)
+  %c = (f32[8,128]{1,0:T(8,128)S(1)}) conditional(%i, %x, %x), branch_computations={%b0, %b1}
+  %g = f32[8,128]{1,0:T(8,128)S(1)} get-tuple-element(%c), index=0
+  ROOT %o = f32[8,128]{1,0:T(8,128)} copy(%g)
+}
+)HLO", *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    if (df.value(v).index.empty()) {
+      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+    }
+  }
+  EXPECT_EQ(offsets["a"], offsets["r"]);
+  EXPECT_NE(offsets["t"], offsets["a"]);
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
 }
 
 // A dynamic-update-slice writes into its operand 0: the broadcast and the

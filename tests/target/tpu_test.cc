@@ -151,5 +151,33 @@ TEST(TpuTargetTest, PeakCountsMemorySpaceAssignedValues) {
   EXPECT_FALSE(MakeCpuTarget()->PeakCountsValues(0));
 }
 
+// Heap alignment per memory space: v4's colour 3, placed by memory-space
+// assignment as VMEM is, in 4 KiB steps as VMEM (XLA puts 71 of its 948
+// colour-3 chunks at a multiple of 4 KiB that is not one of 16 KiB).
+TEST(TpuTargetTest, HeapAlignmentPerMemorySpace) {
+  const std::unique_ptr<Target> v4 = MakeTpuTarget(FindTpuGeneration("v4"));
+  EXPECT_EQ(v4->Alignment(0), 16384);
+  EXPECT_EQ(v4->Alignment(1), 4096);
+  EXPECT_EQ(v4->Alignment(2), 4);
+  EXPECT_EQ(v4->Alignment(3), 4096);
+  EXPECT_EQ(v4->Alignment(6), 512);
+}
+
+// The heap simulator hands a dying operand's chunk to its user in HBM and
+// SMEM, never in the memories memory-space assignment places; there a
+// branch's result stays live to the conditional output's last use.
+TEST(TpuTargetTest, MemorySpaceAssignedHeapsKeepOperandsAndBranchResults) {
+  const std::unique_ptr<Target> v4 = MakeTpuTarget(FindTpuGeneration("v4"));
+  EXPECT_TRUE(v4->HeapReusesOperandBuffers(0));
+  EXPECT_FALSE(v4->HeapReusesOperandBuffers(1));
+  EXPECT_TRUE(v4->HeapReusesOperandBuffers(2));
+  EXPECT_FALSE(v4->HeapReusesOperandBuffers(3));
+  EXPECT_TRUE(MakeCpuTarget()->HeapReusesOperandBuffers(1));
+  EXPECT_FALSE(v4->BranchResultsLiveToTheConditionalsEnd(0));
+  EXPECT_TRUE(v4->BranchResultsLiveToTheConditionalsEnd(1));
+  EXPECT_TRUE(v4->BranchResultsLiveToTheConditionalsEnd(3));
+  EXPECT_FALSE(MakeCpuTarget()->BranchResultsLiveToTheConditionalsEnd(1));
+}
+
 }  // namespace
 }  // namespace hlomem::target
