@@ -126,10 +126,12 @@ std::optional<XlaOomError> ParseLine(absl::string_view line) {
     e.kind = XlaOomError::Kind::kCompileTimeAllocation;
     e.code = "E1001";
     int64_t bytes = 0;
-    if (auto size = After(line, "Allocation (size=", ")"); size && absl::SimpleAtoi(*size, &bytes)) {
+    if (auto size = After(line, "Allocation (size=", ")");
+        size && absl::SimpleAtoi(*size, &bytes) && bytes >= 0) {
       e.needed_bytes = bytes;
     }
-    if (auto size = After(line, "would exceed memory (size=", ")"); size && absl::SimpleAtoi(*size, &bytes)) {
+    if (auto size = After(line, "would exceed memory (size=", ")");
+        size && absl::SimpleAtoi(*size, &bytes) && bytes >= 0) {
       e.available_bytes = bytes;
     }
     if (auto space = After(line, "space=", ", ]")) e.memory = absl::AsciiStrToUpper(*space);
@@ -220,7 +222,9 @@ size_t ParseListing(const std::vector<absl::string_view>& lines, size_t begin, X
       b.op_name = QuotedAfter(value, "op_name=");
       b.source_file = QuotedAfter(value, "source_file=");
       int64_t source_line = 0;
-      if (absl::SimpleAtoi(QuotedAfter(value, "source_line="), &source_line)) b.source_line = source_line;
+      if (absl::SimpleAtoi(QuotedAfter(value, "source_line="), &source_line) && source_line >= 0) {
+        b.source_line = source_line;
+      }
     } else if (key == "XLA Label") {
       b.label = std::string(value);
     } else if (key == "Shape") {

@@ -198,8 +198,14 @@ void FuzzXlaOomError(absl::string_view data) {
   const int64_t lines = 1 + static_cast<int64_t>(std::count(data.begin(), data.end(), '\n'));
   int64_t previous_line = 0;
   for (const dump::XlaOomError& e : *errors) {
-    const bool sizes_ok = e.needed_bytes.value_or(0) >= 0 && e.available_bytes.value_or(0) >= 0 &&
-                          e.rounding_bytes >= 0;
+    bool sizes_ok = e.needed_bytes.value_or(0) >= 0 && e.available_bytes.value_or(0) >= 0 &&
+                    e.rounding_bytes >= 0;
+    if (e.listing) {
+      for (const auto& [name, bytes] : e.listing->stats) sizes_ok = sizes_ok && bytes >= 0;
+      for (const dump::XlaOomListing::PeakBuffer& b : e.listing->peak_buffers) {
+        sizes_ok = sizes_ok && b.bytes >= 0 && b.source_line >= 0;
+      }
+    }
     if (!sizes_ok || e.line <= previous_line || e.line > lines || e.message.size() > data.size()) {
       std::fprintf(stderr, "an OOM message with a negative size or a line out of order\n");
       std::abort();
