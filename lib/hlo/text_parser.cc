@@ -1051,30 +1051,8 @@ class TextParser {
     module_->attribute_pool.reserve(lines);
     module_->metadata.reserve(lines);
     module_->dimension_pool.reserve(lines);
-    // 2 MiB pages for what they will fill: a 4 KiB page faulted in per
-    // 4 KiB written costs the kernel more than the parser takes to fill it.
-    AdviseHugePages(module_->instructions);
-    AdviseHugePages(module_->operand_pool);
-    AdviseHugePages(module_->attribute_pool);
-    AdviseHugePages(module_->metadata);
-    AdviseHugePages(module_->dimension_pool);
     prefault_ = true;
     for (uintptr_t& done : prefaulted_) done = 0;
-  }
-
-  // Asks for transparent huge pages over the whole 2 MiB pages inside a
-  // pool's reserved capacity (where the kernel offers them only on
-  // request). Best effort; capacity never written stays unbacked either way.
-  template <typename T>
-  static void AdviseHugePages(const std::vector<T>& pool) {
-#ifdef MADV_HUGEPAGE
-    constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(pool.data()) + kHuge - 1) & ~(kHuge - 1);
-    const uintptr_t to = reinterpret_cast<uintptr_t>(pool.data() + pool.capacity()) & ~(kHuge - 1);
-    if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-#else
-    (void)pool;
-#endif
   }
 
   // Faults in the next stretch of a big pool's reserved capacity with one
