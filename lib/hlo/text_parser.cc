@@ -121,9 +121,9 @@ inline uint32_t ByteMask16(const char* p, char c) {
 
 // A reference by name that is resolved once its scope has been parsed.
 struct PendingName {
-  uint32_t slot;  // index into the pool being filled
   absl::string_view name;
   const char* where;
+  uint32_t slot;  // index into the pool being filled
   uint32_t hash;  // HashView(name)
 };
 // An instruction name not yet in the computation's name map (see
@@ -132,7 +132,8 @@ struct DeferredName {
   absl::string_view name;
   uint32_t hash;
   InstrId id;
-  const char* where;  // the instruction's start, for the duplicate error
+  // Where the duplicate error points: the name, '%' included.
+  const char* where() const { return name.data()[-1] == '%' ? name.data() - 1 : name.data(); }
 };
 struct CompactOperand {
   uint32_t slot;           // index into Module::operand_pool
@@ -1270,7 +1271,7 @@ class TextParser {
     module_->computations.push_back(comp);
     instruction_ids_.Clear();
     if (defer_names_) {
-      for (DeferredName& recent : recent_names_) recent.where = nullptr;
+      for (DeferredName& recent : recent_names_) recent.name = {};
     }
     defer_names_ = false;
     deferred_names_.clear();
@@ -1379,7 +1380,7 @@ class TextParser {
     if (ABSL_PREDICT_FALSE(instruction_ids_.size() >= kDeferNamesAfter)) defer_names_ = true;
     std::pair<uint32_t*, bool> claimed = {nullptr, true};
     if (defer_names_) {
-      unclaimed_ = {instr.name, name_hash, kNoId, start};
+      unclaimed_ = {instr.name, name_hash, kNoId};
     } else {
       claimed = instruction_ids_.TryEmplace(instr.name, name_hash, kNoId);
       if (!claimed.second) return DuplicateName(start, instr.name);
@@ -1429,9 +1430,9 @@ class TextParser {
     if (compact_operands_.empty()) {
       const auto id = static_cast<InstrId>(module_->instructions.size());
       if (defer_names_) {
-        deferred_names_.push_back({instr.name, name_hash, id, start});
+        deferred_names_.push_back({instr.name, name_hash, id});
         recent_names_[name_hash % kRecentNames] = deferred_names_.back();
-        unclaimed_.where = nullptr;
+        unclaimed_.name = {};
       } else {
         *claimed.first = id;
       }
@@ -1441,8 +1442,8 @@ class TextParser {
         // name again, this one included, for the rest of the body.
         if (!FlushDeferredNames()) return false;
         defer_names_ = false;
-        for (DeferredName& recent : recent_names_) recent.where = nullptr;
-        unclaimed_.where = nullptr;
+        for (DeferredName& recent : recent_names_) recent.name = {};
+        unclaimed_.name = {};
         if (!instruction_ids_.TryEmplace(instr.name, name_hash, kNoId).second) {
           return DuplicateName(start, instr.name);
         }
@@ -1525,7 +1526,7 @@ class TextParser {
       const DeferredName& d = deferred_names_[k];
       if (!instruction_ids_.TryEmplace(d.name, d.hash, d.id).second) {
         deferred_names_.clear();
-        return DuplicateName(d.where, d.name);
+        return DuplicateName(d.where(), d.name);
       }
     }
     deferred_names_.clear();
@@ -1543,8 +1544,8 @@ class TextParser {
     absl::Status later = std::move(error_);
     error_ = absl::OkStatus();
     if (!FlushDeferredNames()) return false;
-    if (current.where != nullptr && instruction_ids_.Find(current.name, current.hash) != nullptr) {
-      return DuplicateName(current.where, current.name);
+    if (!current.name.empty() && instruction_ids_.Find(current.name, current.hash) != nullptr) {
+      return DuplicateName(current.where(), current.name);
     }
     error_ = std::move(later);
     return false;
@@ -1644,7 +1645,7 @@ class TextParser {
     if (defer_names_) {
       // Most operands name one of the last few instructions.
       const DeferredName& recent = recent_names_[hash % kRecentNames];
-      if (recent.where != nullptr && recent.hash == hash && recent.name.size() == name.size() &&
+      if (recent.hash == hash && recent.name.size() == name.size() && !name.empty() &&
           SameBytes(recent.name.data(), name.data(), name.size())) {
         module_->operand_pool[slot] = recent.id;
         return true;
@@ -1654,7 +1655,7 @@ class TextParser {
     if (defined != nullptr && *defined != kNoId) {
       module_->operand_pool[slot] = *defined;
     } else {
-      pending_operands_.push_back({slot, name, where, hash});
+      pending_operands_.push_back({name, where, slot, hash});
     }
     return true;
   }
@@ -1903,7 +1904,7 @@ class TextParser {
       absl::string_view name;
       if (!LexName(&name, "an instruction name")) return false;
       pending_predecessors_.push_back(
-          {static_cast<uint32_t>(module_->control_predecessor_pool.size()), name, where,
+          {name, where, static_cast<uint32_t>(module_->control_predecessor_pool.size()),
            HashView(name)});
       module_->control_predecessor_pool.push_back(kNoId);
       return true;
