@@ -121,9 +121,19 @@ inline uint32_t ByteMask16(const char* p, char c) {
 
 // A reference by name that is resolved once its scope has been parsed.
 struct PendingName {
-  uint32_t slot;  // index into the pool being filled
   absl::string_view name;
   const char* where;
+  uint32_t slot;  // index into the pool being filled
+  uint32_t hash;  // HashView(name)
+};
+// An instruction name not yet in the computation's name map (see
+// TextParser::kDeferNamesAfter).
+struct DeferredName {
+  absl::string_view name;
+  uint32_t hash;
+  InstrId id;
+  // Where the duplicate error points: the name, '%' included.
+  const char* where() const { return name.data()[-1] == '%' ? name.data() - 1 : name.data(); }
 };
 struct CompactOperand {
   uint32_t slot;           // index into Module::operand_pool
@@ -1260,6 +1270,11 @@ class TextParser {
     comp.first_instruction = static_cast<InstrId>(module_->instructions.size());
     module_->computations.push_back(comp);
     instruction_ids_.Clear();
+    if (defer_names_) {
+      for (DeferredName& recent : recent_names_) recent.name = {};
+    }
+    defer_names_ = false;
+    deferred_names_.clear();
     previous_name_ = {};
     pending_operands_.clear();
     pending_predecessors_.clear();
@@ -1267,14 +1282,17 @@ class TextParser {
     InstrId root = kNoId;
     const char* root_where = nullptr;
     while (!Consume('}')) {
-      if (p_ == end_) return Error(start, "computation is missing its closing '}'");
+      if (p_ == end_) {
+        Error(start, "computation is missing its closing '}'");
+        return ReportDeferredDuplicate();
+      }
       const char* instr_start = p_;
       const bool is_root = ConsumeKeyword("ROOT");
-      if (!ParseInstruction(id, instr_start)) return false;
+      if (!ParseInstruction(id, instr_start)) return ReportDeferredDuplicate();
       if (is_root) {
         if (root != kNoId) {
-          return Error(instr_start, absl::StrCat("computation '", comp.name,
-                                                 "' has more than one ROOT"));
+          Error(instr_start, absl::StrCat("computation '", comp.name, "' has more than one ROOT"));
+          return ReportDeferredDuplicate();
         }
         root = static_cast<InstrId>(module_->instructions.size() - 1);
         root_where = instr_start;
@@ -1291,9 +1309,20 @@ class TextParser {
     stored.root = root != kNoId ? root : static_cast<InstrId>(module_->instructions.size() - 1);
     module_->instructions[stored.root].is_root = true;
 
+    if (!FlushDeferredNames()) return false;
     // Operands and control predecessors may refer forward within the body.
-    for (const PendingName& pending : pending_operands_) {
-      const uint32_t* it = instruction_ids_.Find(pending.name, HashView(pending.name));
+    // The operands' slots are loaded a few lookups ahead: in a large
+    // computation's map each would miss the cache.
+    constexpr size_t kAhead = 8;
+    for (size_t k = 0; k < std::min(kAhead, pending_operands_.size()); ++k) {
+      instruction_ids_.Prefetch(pending_operands_[k].hash);
+    }
+    for (size_t k = 0; k < pending_operands_.size(); ++k) {
+      if (k + kAhead < pending_operands_.size()) {
+        instruction_ids_.Prefetch(pending_operands_[k + kAhead].hash);
+      }
+      const PendingName& pending = pending_operands_[k];
+      const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash);
       if (it == nullptr) {
         return Error(pending.where, absl::StrCat("use of undefined instruction '",
                                                  pending.name, "'"));
@@ -1301,7 +1330,7 @@ class TextParser {
       module_->operand_pool[pending.slot] = *it;
     }
     for (const PendingName& pending : pending_predecessors_) {
-      const uint32_t* it = instruction_ids_.Find(pending.name, HashView(pending.name));
+      const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash);
       if (it == nullptr) {
         return Error(pending.where, absl::StrCat("control predecessor '", pending.name,
                                                  "' is not defined"));
@@ -1345,12 +1374,16 @@ class TextParser {
     if (spelling.unusual) extras.opcode_text = opcode_text;
 
     // The name is claimed now (one hash lookup) and gets its id once the
-    // implicit get-tuple-elements of compact operands have theirs.
+    // implicit get-tuple-elements of compact operands have theirs; in a
+    // large computation it waits for the end of the body instead.
     const uint32_t name_hash = HashView(instr.name);
-    const auto claimed = instruction_ids_.TryEmplace(instr.name, name_hash, kNoId);
-    if (!claimed.second) {
-      return Error(start, absl::StrCat("instruction '", instr.name,
-                                       "' is already defined in this computation"));
+    if (ABSL_PREDICT_FALSE(instruction_ids_.size() >= kDeferNamesAfter)) defer_names_ = true;
+    std::pair<uint32_t*, bool> claimed = {nullptr, true};
+    if (defer_names_) {
+      unclaimed_ = {instr.name, name_hash, kNoId};
+    } else {
+      claimed = instruction_ids_.TryEmplace(instr.name, name_hash, kNoId);
+      if (!claimed.second) return DuplicateName(start, instr.name);
     }
 
     if (!Expect('(')) return false;
@@ -1395,8 +1428,26 @@ class TextParser {
     const auto operand_count =
         static_cast<uint32_t>(module_->operand_pool.size()) - operands_begin;
     if (compact_operands_.empty()) {
-      *claimed.first = static_cast<InstrId>(module_->instructions.size());
+      const auto id = static_cast<InstrId>(module_->instructions.size());
+      if (defer_names_) {
+        deferred_names_.push_back({instr.name, name_hash, id});
+        recent_names_[name_hash % kRecentNames] = deferred_names_.back();
+        unclaimed_.name = {};
+      } else {
+        *claimed.first = id;
+      }
     } else {
+      if (defer_names_) {
+        // Compact operands look names up as they go: the map takes every
+        // name again, this one included, for the rest of the body.
+        if (!FlushDeferredNames()) return false;
+        defer_names_ = false;
+        for (DeferredName& recent : recent_names_) recent.name = {};
+        unclaimed_.name = {};
+        if (!instruction_ids_.TryEmplace(instr.name, name_hash, kNoId).second) {
+          return DuplicateName(start, instr.name);
+        }
+      }
       if (!MaterializeCompactOperands(comp)) return false;  // may rehash the map
       *instruction_ids_.TryEmplace(instr.name, name_hash, kNoId).first =
           static_cast<InstrId>(module_->instructions.size());
@@ -1438,6 +1489,66 @@ class TextParser {
       PrefaultAhead(module_->operand_pool, &prefaulted_[2]);
     }
     return true;
+  }
+
+  // Instruction names past the first kDeferNamesAfter of a computation go
+  // to deferred_names_, and into the map only at the end of the body, all
+  // at once: sized once rather than doubled step by step, and with each
+  // slot loaded a few names ahead. Inserted one by one as parsed, in a
+  // map too large for the cache, each would wait on a miss. Operands that
+  // name them then wait for the end of the body too, as forward
+  // references do. A duplicate name is then found at the end of the body,
+  // or when the body fails to parse (ReportDeferredDuplicate), and is
+  // reported at the same place with the same message.
+  static constexpr size_t kDeferNamesAfter = 1024;
+  // The last deferred names, by hash (a direct-mapped cache that stays in
+  // L1): operands usually name recent instructions, whose slots in the
+  // map would otherwise be looked up only at the end of the body.
+  static constexpr size_t kRecentNames = 256;
+
+  bool DuplicateName(const char* where, absl::string_view name) {
+    return Error(where, absl::StrCat("instruction '", name,
+                                     "' is already defined in this computation"));
+  }
+
+  // Puts the deferred names into the map; false (the error recorded) on a
+  // name defined twice.
+  bool FlushDeferredNames() {
+    if (deferred_names_.empty()) return true;
+    instruction_ids_.Reserve(instruction_ids_.size() + deferred_names_.size());
+    constexpr size_t kAhead = 8;
+    const size_t n = deferred_names_.size();
+    for (size_t k = 0; k < std::min(kAhead, n); ++k) {
+      instruction_ids_.Prefetch(deferred_names_[k].hash);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (k + kAhead < n) instruction_ids_.Prefetch(deferred_names_[k + kAhead].hash);
+      const DeferredName& d = deferred_names_[k];
+      if (!instruction_ids_.TryEmplace(d.name, d.hash, d.id).second) {
+        deferred_names_.clear();
+        return DuplicateName(d.where(), d.name);
+      }
+    }
+    deferred_names_.clear();
+    return true;
+  }
+
+  // After an error inside a body with deferred names: a name defined twice
+  // before the error's place is the first error, as when names are claimed
+  // as parsed. Returns false.
+  // The instruction being parsed counts too when it failed after its name
+  // would have been claimed (unclaimed_).
+  bool ReportDeferredDuplicate() {
+    const DeferredName current = std::exchange(unclaimed_, DeferredName{});
+    if (!defer_names_) return false;
+    absl::Status later = std::move(error_);
+    error_ = absl::OkStatus();
+    if (!FlushDeferredNames()) return false;
+    if (!current.name.empty() && instruction_ids_.Find(current.name, current.hash) != nullptr) {
+      return DuplicateName(current.where(), current.name);
+    }
+    error_ = std::move(later);
+    return false;
   }
 
   // The opcode written as `text` (kUnknown if none), and whether `text`
@@ -1528,12 +1639,23 @@ class TextParser {
       return true;
     }
     // Operands are usually defined above their user; others (and a name
-    // claimed by the instruction being parsed) wait for the body's end.
-    const uint32_t* defined = instruction_ids_.Find(name, HashView(name));
+    // claimed by the instruction being parsed, and in a large computation
+    // names not in the map yet) wait for the body's end.
+    const uint32_t hash = HashView(name);
+    if (defer_names_) {
+      // Most operands name one of the last few instructions.
+      const DeferredName& recent = recent_names_[hash % kRecentNames];
+      if (recent.hash == hash && recent.name.size() == name.size() && !name.empty() &&
+          SameBytes(recent.name.data(), name.data(), name.size())) {
+        module_->operand_pool[slot] = recent.id;
+        return true;
+      }
+    }
+    const uint32_t* defined = instruction_ids_.Find(name, hash);
     if (defined != nullptr && *defined != kNoId) {
       module_->operand_pool[slot] = *defined;
     } else {
-      pending_operands_.push_back({slot, name, where});
+      pending_operands_.push_back({name, where, slot, hash});
     }
     return true;
   }
@@ -1782,7 +1904,8 @@ class TextParser {
       absl::string_view name;
       if (!LexName(&name, "an instruction name")) return false;
       pending_predecessors_.push_back(
-          {static_cast<uint32_t>(module_->control_predecessor_pool.size()), name, where});
+          {name, where, static_cast<uint32_t>(module_->control_predecessor_pool.size()),
+           HashView(name)});
       module_->control_predecessor_pool.push_back(kNoId);
       return true;
     });
@@ -1979,6 +2102,10 @@ class TextParser {
   OpcodeSpelling previous_opcode_ = {Opcode::kUnknown, true};
   absl::string_view previous_name_;  // of the computation's last instruction
   InstrId previous_id_ = kNoId;
+  bool defer_names_ = false;  // see kDeferNamesAfter
+  std::vector<DeferredName> deferred_names_;
+  DeferredName recent_names_[kRecentNames] = {};
+  DeferredName unclaimed_ = {};  // the name of the instruction being parsed, deferred
   std::vector<PendingName> pending_operands_;
   std::vector<PendingName> pending_predecessors_;
   std::vector<PendingCallee> pending_callees_;

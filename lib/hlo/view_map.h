@@ -115,6 +115,20 @@ class ViewMap {
     }
   }
 
+  size_t size() const { return size_; }
+
+  // Makes room for `count` keys in all at once, rather than growing step
+  // by step (each step rehashes every key into a table twice the size).
+  void Reserve(size_t count) {
+    size_t capacity = slots_.size();
+    while (capacity < count * 2) capacity *= 2;
+    if (capacity != slots_.size()) Rehash(capacity);
+  }
+
+  // Starts loading the slot where a lookup of `hash` begins, for batches
+  // of lookups whose slots would each miss the cache.
+  void Prefetch(uint32_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+
   // Empties the map in O(1); a table grown far beyond what it held and
   // beyond kShrinkAbove is shrunk, so small maps after a big one stay
   // cache-resident. Tables up to kShrinkAbove are kept: maps cleared per
@@ -151,11 +165,13 @@ class ViewMap {
     generation_ = 1;
   }
 
-  void Grow() {
+  void Grow() { Rehash(slots_.size() * 2); }
+
+  void Rehash(size_t capacity) {
     std::vector<Slot> old;
     old.swap(slots_);
     const uint32_t old_generation = generation_;
-    Reset(old.size() * 2);
+    Reset(capacity);
     // The live slots, about half at random, moved to the front without a
     // branch per slot: a branch on each would be mispredicted half the time.
     size_t live = 0;

@@ -1,7 +1,11 @@
 #include "lib/hlo/text_parser.h"
 
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/hlo/printer.h"
@@ -549,6 +553,85 @@ TEST(VerifierTest, TupleIndexOutOfRange) {
             "  ^");
 }
 // clang-format on
+
+// ---- large computations --------------------------------------------------
+// A computation of 3000 instructions: past the first 1024, names enter the
+// name map only at the end of the body (the parser's deferred names).
+// Instruction a<k> adds a<k-2> and a<k-1100>, so operands name recent
+// instructions, far ones and (for k <= 1100) the parameter. `edit` changes
+// lines: lines[i] defines a<i-1>.
+std::string LargeComputation(const std::function<void(std::vector<std::string>&)>& edit = {}) {
+  std::vector<std::string> lines = {"  p0 = f32[] parameter(0)", "  a0 = f32[] add(p0, p0)",
+                                    "  a1 = f32[] add(a0, p0)"};
+  for (int k = 2; k < 3000; ++k) {
+    lines.push_back(absl::StrCat("  a", k, " = f32[] add(a", k - 2, ", ",
+                                 k > 1100 ? absl::StrCat("a", k - 1100) : "p0", ")"));
+  }
+  if (edit) edit(lines);
+  lines.back() = "  ROOT" + lines.back().substr(1);
+  return absl::StrCat("HloModule m\n\nENTRY e {\n", absl::StrJoin(lines, "\n"), "\n}\n");
+}
+
+TEST(TextParserLargeComputationTest, OperandsResolveAsInSmallOnes) {
+  auto modules = ParseHloString(LargeComputation([](std::vector<std::string>& lines) {
+    lines[2000] = "  a1999 = f32[] add(a2500, a1997)";  // a forward reference
+  }), "test.hlo");
+  ASSERT_TRUE(modules.ok()) << modules.status();
+  const Module& m = modules->front();
+  ASSERT_TRUE(VerifyModule(m).ok());
+  for (const int k : {2, 1100, 1101, 1500, 2999}) {
+    const InstrId id = m.FindInstruction(absl::StrCat("a", k));
+    ASSERT_NE(id, kNoId);
+    EXPECT_EQ(m.instr(m.operands(id)[0]).name, absl::StrCat("a", k - 2)) << k;
+    EXPECT_EQ(m.instr(m.operands(id)[1]).name, k > 1100 ? absl::StrCat("a", k - 1100) : "p0");
+  }
+  const InstrId forward = m.FindInstruction("a1999");
+  EXPECT_EQ(m.instr(m.operands(forward)[0]).name, "a2500");
+}
+
+TEST(TextParserLargeComputationTest, DuplicateNameIsTheFirstError) {
+  // The duplicate, then a later syntax error: the duplicate is reported.
+  EXPECT_THAT(ParseError(LargeComputation([](std::vector<std::string>& lines) {
+                lines[2000] = "  a1500 = f32[] add(a1998, p0)";
+                lines[2500] = "  a2499 = f32[] add(a2497 p0)";
+              })),
+              ::testing::StartsWith("test.hlo:2004:3: error: instruction 'a1500' is already "
+                                    "defined in this computation\n"));
+  // A duplicate name on an instruction whose operands fail to parse.
+  EXPECT_THAT(ParseError(LargeComputation([](std::vector<std::string>& lines) {
+                lines[2000] = "  a5 = f32[] add(a1998,, p0)";
+              })),
+              ::testing::StartsWith("test.hlo:2004:3: error: instruction 'a5' is already "
+                                    "defined in this computation\n"));
+  // An error before the duplicate comes first.
+  EXPECT_THAT(ParseError(LargeComputation([](std::vector<std::string>& lines) {
+                lines[2000] = "  a1999 = f32[] add(zz, p0)";
+                lines[2500] = "  a7 = f32[] add(a2498, p0)";
+              })),
+              ::testing::StartsWith("test.hlo:2504:3: error: instruction 'a7' is already "
+                                    "defined in this computation\n"));
+}
+
+TEST(TextParserLargeComputationTest, CompactOperandsPastTheDeferredNames) {
+  auto modules = ParseHloString(LargeComputation([](std::vector<std::string>& lines) {
+    lines[1500] = "  a1499 = (f32[], f32[]) tuple(a1497, p0)";
+    lines[1501] = "  a1500 = f32[] add(a1499#0, a1499#1)";
+    lines[2000] = "  a1999 = f32[] add(a1499#1, a1997)";
+    lines[2500] = "  a2499 = f32[] add(a1500, a2497)";
+  }), "test.hlo");
+  ASSERT_TRUE(modules.ok()) << modules.status();
+  const Module& m = modules->front();
+  const InstrId user = m.FindInstruction("a1999");
+  EXPECT_EQ(m.instr(m.operands(user)[0]).name, "a1499#1");
+  EXPECT_EQ(m.instr(m.operands(m.FindInstruction("a2499"))[0]).name, "a1500");
+  EXPECT_THAT(ParseError(LargeComputation([](std::vector<std::string>& lines) {
+                lines[1500] = "  a1499 = (f32[], f32[]) tuple(a1497, p0)";
+                lines[2000] = "  a1999 = f32[] add(a1499#1, a1997)";
+                lines[2500] = "  a100 = f32[] add(a2498, p0)";
+              })),
+              ::testing::StartsWith("test.hlo:2504:3: error: instruction 'a100' is already "
+                                    "defined in this computation\n"));
+}
 
 }  // namespace
 }  // namespace hlomem::hlo

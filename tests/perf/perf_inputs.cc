@@ -1,7 +1,13 @@
 #include "tests/perf/perf_inputs.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 
@@ -29,12 +35,47 @@ const std::vector<PerfInput>& PerfInputs() {
     list->push_back({"transformer48_forward",
                      OpenOrDie(dir + "big_unrolled_transformer_48_forward/module_0000."
                                "jit_unrolled_transformer_forward.cpu_after_optimizations.txt")});
+    // The corpus's modules over 1 MB (parser conformance inputs: real
+    // dumps, SPMD ones among them), in name order.
+    std::error_code error;
+    std::vector<std::filesystem::path> corpus;
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(HLOMEM_CORPUS_DIR, error)) {
+      const std::string ext = entry.path().extension().string();
+      if (entry.is_regular_file() && entry.file_size() > (size_t{1} << 20) &&
+          (ext == ".txt" || ext == ".hlo")) {
+        corpus.push_back(entry.path());
+      }
+    }
+    std::sort(corpus.begin(), corpus.end(), [](const auto& a, const auto& b) {
+      return a.filename() < b.filename();
+    });
+    for (const auto& path : corpus) {
+      list->push_back({"corpus:" + path.filename().string().substr(0, 40), OpenOrDie(path.string())});
+    }
     if (const char* big = std::getenv("HLOMEM_PERF_FILE")) {
       list->push_back({"HLOMEM_PERF_FILE", OpenOrDie(big)});
     }
     return list;
   }();
   return *inputs;
+}
+
+double CatSeconds(const std::string& path) {
+  std::vector<char> buffer(size_t{1} << 20);
+  double best = 0;
+  for (int run = 0; run < 5; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    while (::read(fd, buffer.data(), buffer.size()) > 0) {
+    }
+    ::close(fd);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run == 0 || seconds < best) best = seconds;
+  }
+  return best;
 }
 
 std::string AttributeHeavyModule(int count) {

@@ -17,9 +17,14 @@ struct PerfInput {
   std::shared_ptr<const FileContents> file;
 };
 
-// The largest after-optimizations texts of testdata/jax, then
-// $HLOMEM_PERF_FILE if set. Exits with a message when a file cannot be read.
+// The largest after-optimizations texts of testdata/jax, the modules over
+// 1 MB of ../shared/corpus (when present), then $HLOMEM_PERF_FILE if set. Exits with a message when a file cannot be read.
 const std::vector<PerfInput>& PerfInputs();
+
+// What `cat path > /dev/null` costs in process: the fastest of five reads
+// of the whole file through a 1 MiB buffer (warm page cache). 0 when the
+// file cannot be opened.
+double CatSeconds(const std::string& path);
 
 // HLO text made up for the lexer: `count` instructions, each carrying long
 // metadata and backend_config strings and bracketed attributes, so the
