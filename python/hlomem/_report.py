@@ -373,6 +373,7 @@ class Report:
         self._handle = handle
         self._json: Optional[str] = None
         self._data: Optional[Dict[str, Any]] = None
+        self._summary: Optional[Dict[str, Any]] = None  # the JSON without buffers
         self._modules: Optional[List[Module]] = None
         # XLA's compiled.memory_analysis() when the report was made from a
         # jax.stages.Compiled, to compare with.
@@ -393,22 +394,26 @@ class Report:
             self._data = json.loads(self.to_json())
         return self._data
 
+    def _summary_dict(self) -> Dict[str, Any]:
+        # The summary without buffers and timelines first; the full JSON
+        # only when a module's buffers are asked for.
+        if self._summary is None:
+            self._summary = json.loads(self._handle.write("json", buffers=False, timeline=False))
+        return self._summary
+
     @property
     def schema_version(self) -> int:
-        return int(self.to_dict()["schema_version"])
+        return int(self._summary_dict()["schema_version"])
 
     @property
     def warnings(self) -> List[str]:
-        return list(self.to_dict().get("warnings") or [])
+        return list(self._summary_dict().get("warnings") or [])
 
     @property
     def modules(self) -> List[Module]:
         if self._modules is None:
-            # The summary without buffers and timelines first; the full JSON
-            # only when a module's buffers are asked for.
-            summary = json.loads(self._handle.write("json", buffers=False, timeline=False))
             self._modules = [Module.from_json(m, details=lambda k=k: self.to_dict()["modules"][k])
-                             for k, m in enumerate(summary["modules"])]
+                             for k, m in enumerate(self._summary_dict()["modules"])]
         return self._modules
 
     @property

@@ -180,3 +180,24 @@ def test_runs_on_the_bundled_libraries_not_the_systems():
     engine = [p for p in mapped if re.search(r"libabsl_|libprotobuf", p)]
     assert engine, "the extension maps no Abseil or protobuf library"
     assert all("/hlomem.libs/" in p for p in engine), engine
+
+
+def test_tpu_text_with_a_target_gets_the_chips_rules(testdata):
+    """What analyze(compiled) does for a TPU program: its as_text() and the
+    target read from its devices. Here the text of a real v5e compile."""
+    case = testdata / "accel" / "tpu_v5e" / "mlp_train_step_donated"
+    (hlo,) = [p for p in case.glob("*after_optimizations.txt")]
+    from_dump = hlomem.analyze(case)
+    from_text = hlomem.analyze(hlo.read_text(), target=hlomem.target_of_device("tpu", "TPU v5 lite"))
+    assert from_text.target == from_dump.target == "tpu v5e"
+    hbm = {s.name: s.computed_bytes for s in from_text.memory_spaces}
+    assert hbm == {s.name: s.computed_bytes for s in from_dump.memory_spaces}
+    xla_hbm = next(s.xla_bytes for s in from_dump.memory_spaces if s.name == "HBM")
+    assert hbm["HBM"] == xla_hbm  # exact on this program
+
+
+def test_a_baseline_of_another_program_is_refused(testdata, tmp_path):
+    hlomem.analyze(testdata / "jax" / "argmax").save(tmp_path / "other.json")
+    report = hlomem.analyze(testdata / "jax" / "seed_gather_grad_int32_grads")
+    with pytest.raises(hlomem.Error, match="do not correspond"):
+        report.check(baseline=tmp_path / "other.json")
