@@ -81,6 +81,11 @@ struct XlaOomError {
 absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view path,
                                                           absl::string_view text);
 
+// Whether XLA refused to compile (no allocation failed at run time).
+inline bool IsCompileTime(XlaOomError::Kind kind) {
+  return kind == XlaOomError::Kind::kCompileTimeHbmOom || kind == XlaOomError::Kind::kCompileTimeAllocation;
+}
+
 // "CompileTimeHbmOom", "TPU runtime allocation", "GPU allocation".
 absl::string_view XlaOomKindName(XlaOomError::Kind kind);
 

@@ -185,28 +185,33 @@ bool IsLibraryFile(absl::string_view path) {
   return false;
 }
 
-std::vector<StackEntry> Module::StackOf(int64_t stack_frame) const {
-  std::vector<StackEntry> stack;
+std::optional<StackEntry> Module::FrameOf(int64_t stack_frame) const {
   const auto& frames = stack_frames.frames;
   const auto& locations = stack_frames.file_locations;
   const auto& files = stack_frames.file_names;
   const auto& functions = stack_frames.function_names;
-  for (int64_t frame = stack_frame; frame > 0 && frame <= static_cast<int64_t>(frames.size());) {
-    const StackFrameIndex::Frame& f = frames[static_cast<size_t>(frame - 1)];
-    const int64_t location = f.file_location_id;
-    if (location <= 0 || location > static_cast<int64_t>(locations.size())) break;
-    const StackFrameIndex::FileLocation& loc = locations[static_cast<size_t>(location - 1)];
-    StackEntry entry;
-    if (loc.file_name_id > 0 && loc.file_name_id <= static_cast<int64_t>(files.size())) {
-      entry.file = files[static_cast<size_t>(loc.file_name_id - 1)];
-    }
-    if (loc.function_name_id > 0 && loc.function_name_id <= static_cast<int64_t>(functions.size())) {
-      entry.function = functions[static_cast<size_t>(loc.function_name_id - 1)];
-    }
-    entry.line = loc.line;
-    entry.library = IsLibraryFile(entry.file);
-    stack.push_back(entry);
-    frame = ParentFrame(frame);
+  if (stack_frame <= 0 || stack_frame > static_cast<int64_t>(frames.size())) return std::nullopt;
+  const int64_t location = frames[static_cast<size_t>(stack_frame - 1)].file_location_id;
+  if (location <= 0 || location > static_cast<int64_t>(locations.size())) return std::nullopt;
+  const StackFrameIndex::FileLocation& loc = locations[static_cast<size_t>(location - 1)];
+  StackEntry entry;
+  if (loc.file_name_id > 0 && loc.file_name_id <= static_cast<int64_t>(files.size())) {
+    entry.file = files[static_cast<size_t>(loc.file_name_id - 1)];
+  }
+  if (loc.function_name_id > 0 && loc.function_name_id <= static_cast<int64_t>(functions.size())) {
+    entry.function = functions[static_cast<size_t>(loc.function_name_id - 1)];
+  }
+  entry.line = loc.line;
+  entry.library = IsLibraryFile(entry.file);
+  return entry;
+}
+
+std::vector<StackEntry> Module::StackOf(int64_t stack_frame) const {
+  std::vector<StackEntry> stack;
+  for (int64_t frame = stack_frame;; frame = ParentFrame(frame)) {
+    std::optional<StackEntry> entry = FrameOf(frame);
+    if (!entry) break;
+    stack.push_back(*entry);
   }
   return stack;
 }

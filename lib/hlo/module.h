@@ -338,6 +338,9 @@ class Module {
   // The stack of a StackFrames id, innermost frame first; empty for 0 or an
   // id out of range.
   std::vector<StackEntry> StackOf(int64_t stack_frame) const;
+  // One frame of a StackFrames id, without its callers; nullopt when the id
+  // or its location is out of range.
+  std::optional<StackEntry> FrameOf(int64_t stack_frame) const;
   // A frame's parent id, 0 at the root (or for a malformed forward link).
   int64_t ParentFrame(int64_t stack_frame) const;
   // SourceOf's choice in a stack: the user's innermost frame (library

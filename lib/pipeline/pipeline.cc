@@ -134,13 +134,12 @@ std::vector<report::StackFrameRow> StackFrameRows(const hlo::Module& module) {
   const size_t count = module.stack_frames.frames.size();
   rows.reserve(count);
   for (size_t id = 1; id <= count; ++id) {
-    const std::vector<hlo::StackEntry> stack = module.StackOf(static_cast<int64_t>(id));
     report::StackFrameRow row;
-    if (!stack.empty()) {
-      row.file = std::string(stack.front().file);
-      row.function = std::string(stack.front().function);
-      row.line = stack.front().line;
-      row.library = stack.front().library;
+    if (const std::optional<hlo::StackEntry> frame = module.FrameOf(static_cast<int64_t>(id))) {
+      row.file = std::string(frame->file);
+      row.function = std::string(frame->function);
+      row.line = frame->line;
+      row.library = frame->library;
     }
     row.parent = module.ParentFrame(static_cast<int64_t>(id));
     rows.push_back(std::move(row));

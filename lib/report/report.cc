@@ -346,10 +346,7 @@ std::vector<RankedFix> RankFixes(const ModuleReport& module) {
 std::vector<AllocationCandidate> FailedAllocationCandidates(const ModuleReport& module,
                                                             const dump::XlaOomError& error) {
   std::vector<AllocationCandidate> out;
-  if (!error.needed_bytes || error.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom ||
-      error.kind == dump::XlaOomError::Kind::kCompileTimeAllocation) {
-    return out;
-  }
+  if (!error.needed_bytes || dump::IsCompileTime(error.kind)) return out;
   const int64_t needed = *error.needed_bytes;
   auto near = [&](int64_t bytes) { return std::abs(bytes - needed) <= error.rounding_bytes; };
   const std::optional<MemoryNumbers>& numbers = module.xla ? module.xla : module.computed;

@@ -469,10 +469,7 @@ namespace {
 // allocations has its size.
 void AppendFailedAllocation(const ModuleReport& m, const Style& style, std::string* out) {
   const dump::XlaOomError& e = m.oom->error;
-  if (e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom ||
-      e.kind == dump::XlaOomError::Kind::kCompileTimeAllocation || !e.needed_bytes) {
-    return;
-  }
+  if (dump::IsCompileTime(e.kind) || !e.needed_bytes) return;
   const std::vector<AllocationCandidate> candidates = FailedAllocationCandidates(m, e);
   AppendHeading(style, absl::StrCat("The allocation that failed (", HumanBytes(*e.needed_bytes), ")"), out);
   if (candidates.empty()) {
@@ -589,8 +586,7 @@ void AppendUnmatched(const dump::XlaOomError& e, bool have_dump, const Report& r
       "    hlomem capture -- python train.py      (adds XLA's dump flags, explains the error)\n"
       "    XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" python train.py; hlomem explain ",
       "ERROR DIR\n",
-      e.kind == dump::XlaOomError::Kind::kCompileTimeHbmOom ||
-              e.kind == dump::XlaOomError::Kind::kCompileTimeAllocation
+      dump::IsCompileTime(e.kind)
           ? "  a TPU program compiles without a TPU: jax.experimental.topologies.get_topology_desc(...)"
             " gives the devices, and the same error and dump\n"
           : "");

@@ -64,6 +64,9 @@ def test_lowered_is_compiled_and_says_so():
         report = hlomem.analyze(lowered)
     assert report.computed.argument_bytes == 256 * 256 * 4
     assert report.computed.output_bytes == 256 * 256 * 4
+    # ... and so does XLA, for the compile analyze() made.
+    assert report.memory_analysis["argument_size_in_bytes"] == report.computed.argument_bytes
+    assert report.memory_analysis["temp_size_in_bytes"] == report.computed.temp_bytes
 
 
 def test_jax_report_compiles_on_abstract_inputs(xla_dump_dir):
@@ -78,6 +81,8 @@ def test_jax_report_compiles_on_abstract_inputs(xla_dump_dir):
     assert report.computed.total_bytes == xla_assignment(xla_dump_dir, "jit_step")
     donated = hlomem.jax.report(jax.grad(step), w, x, donate_argnums=0)
     assert donated.computed.alias_bytes == 131072 * 131072 * 4
+    assert donated.memory_analysis["alias_size_in_bytes"] == donated.computed.alias_bytes
+    assert donated.computed.total_bytes == xla_assignment(xla_dump_dir, "jit_step")
 
 
 def test_budget_on_a_compiled_function():
