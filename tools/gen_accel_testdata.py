@@ -372,6 +372,14 @@ def run_case(target, c, pys, keep_tmp=False):
     keep = [by_kind["after_txt"][0], by_kind["buffer_assignment"][0],
             by_kind["memory_usage_report"][0]]
     dropped = []
+    # XLA writes the target files when the compile starts, under the module's id then; a
+    # compile that clones the module (the TPU FFT expansion) dumps the optimized module
+    # under a later id. Keep the files of the latest earlier id then, as hlomem reads them.
+    if not by_kind.get("target"):
+        earlier = [k for k in files if int(k) < int(with_ba[0])
+                   and any(kd == "target" for kd, _ in files[k])]
+        if earlier:
+            by_kind["target"] = [fn for kd, fn in files[max(earlier, key=int)] if kd == "target"]
     for fn in by_kind.get("target", []):
         if os.path.getsize(os.path.join(dump, fn)) <= MAX_TARGET_FILE:
             keep.append(fn)

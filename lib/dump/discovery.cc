@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
@@ -216,6 +217,69 @@ class Walker {
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
+// A target file XLA wrote for a module: `<stem>.gpu_target_config.pbtxt`
+// or `<stem>.<backend>.target_arguments.txt`, stem `[<prefix>.]module_<id>.<name>`.
+struct TargetFile {
+  int64_t module_id = -1;
+  std::string after_id;  // the name past "module_<id>.": "<name>.<ending>"
+  std::string path;
+};
+constexpr absl::string_view kGpuTargetConfig = "gpu_target_config.pbtxt";
+constexpr absl::string_view kTpuTargetArguments = ".target_arguments.txt";
+
+// XLA writes the target files when a compile starts, under the module's id
+// then; a compile that clones the module (XLA:TPU's FFT expansion) dumps
+// the optimized module under a later id. So the files are kept per
+// directory and prefix, to be matched by name and id afterwards.
+class TargetFiles {
+ public:
+  void Add(const std::string& directory, absl::string_view basename) {
+    if (!absl::EndsWith(basename, kGpuTargetConfig) &&
+        !absl::EndsWith(basename, kTpuTargetArguments)) {
+      return;
+    }
+    constexpr absl::string_view kMarker = "module_";
+    const size_t marker = basename.find(kMarker);
+    if (marker == absl::string_view::npos) return;
+    if (marker > 0 && basename[marker - 1] != '.') return;
+    size_t digits_end = marker + kMarker.size();
+    int64_t id = 0;
+    while (digits_end < basename.size() && absl::ascii_isdigit(basename[digits_end]) &&
+           id < (int64_t{1} << 40)) {
+      id = id * 10 + (basename[digits_end++] - '0');
+    }
+    if (digits_end == marker + kMarker.size() || digits_end >= basename.size() ||
+        basename[digits_end] != '.') {
+      return;
+    }
+    const std::string prefix(basename.substr(0, marker == 0 ? 0 : marker - 1));
+    const std::string path = JoinPath(directory, basename);
+    std::vector<TargetFile>& files = by_directory_[{directory, prefix}];
+    for (const TargetFile& f : files) {
+      if (f.path == path) return;
+    }
+    files.push_back({id, std::string(basename.substr(digits_end + 1)), path});
+  }
+
+  // The module's own file ending in `ending`, else that of the latest
+  // earlier id of the same name; "" when there is none.
+  std::string Find(const std::string& directory, const DumpModuleFiles& module,
+                   absl::string_view ending) const {
+    const auto it = by_directory_.find({directory, module.prefix});
+    if (it == by_directory_.end() || module.module_name.empty()) return "";
+    const std::string after_id = absl::StrCat(module.module_name, ".", ending);
+    const TargetFile* best = nullptr;
+    for (const TargetFile& f : it->second) {
+      if (f.after_id != after_id || f.module_id > module.module_id) continue;
+      if (best == nullptr || f.module_id > best->module_id) best = &f;
+    }
+    return best == nullptr ? "" : best->path;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<TargetFile>> by_directory_;
+};
+
 // Higher is better. An explicitly named file's stage always wins; then the
 // requested stage; then the group that can say the most (XLA's buffer
 // assignment, then HLO); then XLA's canonical suffix over TPU-style variants.
@@ -318,6 +382,21 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
                                 files[i].input_index, false});
     }
   }
+
+  // Target files: those found, and those beside each explicitly named file.
+  TargetFiles target_files;
+  std::set<std::string> listed_directories;
+  for (size_t i = 0; i < explicit_count; ++i) {
+    if (!files[i].named_explicitly ||
+        !listed_directories.insert(files[i].directory).second) {
+      continue;
+    }
+    if (DIR* dir = opendir(files[i].directory.c_str())) {
+      while (const dirent* entry = readdir(dir)) target_files.Add(files[i].directory, entry->d_name);
+      closedir(dir);
+    }
+  }
+  for (const FoundFile& file : files) target_files.Add(file.directory, file.basename);
 
   // Group by module, then by suffix.
   std::map<std::string, ModuleGroup> groups;
@@ -442,6 +521,11 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
       }
     }
     if (!any) continue;
+    module.gpu_target_config = target_files.Find(group.directory, module, kGpuTargetConfig);
+    if (!module.backend.empty()) {
+      module.tpu_target_arguments =
+          target_files.Find(group.directory, module, absl::StrCat(module.backend, kTpuTargetArguments));
+    }
     input_has_module[group.input_index] = true;
     ordered.push_back(Ordered{{group.input_index, group.directory, group.prefix,
                                group.module_id, group.module_name},
@@ -471,6 +555,19 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
                        "or *.hlo.pb)");
     }
   }
+  // Target files a module uses are used, not ignored.
+  std::set<std::string> used_target_files;
+  for (const DumpModuleFiles& module : result.modules) {
+    for (const std::string* path : {&module.gpu_target_config, &module.tpu_target_arguments}) {
+      if (!path->empty() && used_target_files.insert(*path).second) {
+        result.used_files.push_back(*path);
+      }
+    }
+  }
+  result.ignored_files.erase(
+      std::remove_if(result.ignored_files.begin(), result.ignored_files.end(),
+                     [&](const std::string& path) { return used_target_files.count(path) > 0; }),
+      result.ignored_files.end());
   std::sort(result.ignored_files.begin(), result.ignored_files.end());
   return result;
 }

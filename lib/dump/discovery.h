@@ -44,6 +44,11 @@ struct DumpModuleFiles {
   std::string live_range;
   std::string memory_usage_report;
   std::string memory_usage_report_proto;
+  // The target files XLA wrote for the module (GPU's target config, TPU's
+  // target arguments), found under its own id or, when the compile cloned
+  // the module, under the id it started with.
+  std::string gpu_target_config;
+  std::string tpu_target_arguments;
 
   bool has_hlo() const { return !hlo_text.empty() || !hlo_proto.empty(); }
 };

@@ -150,11 +150,12 @@ TargetFileTexts ReadTargetFiles(const DumpModuleFiles& files, std::vector<std::s
     *text_out = std::string((*file)->data());
     *path_out = std::move(path);
   };
-  read_if_present(absl::StrCat(files.key, ".gpu_target_config.pbtxt"), &out.gpu_target_config_path,
-                  &out.gpu_target_config);
-  if (!files.backend.empty()) {
-    read_if_present(absl::StrCat(files.key, ".", files.backend, ".target_arguments.txt"),
-                    &out.tpu_target_arguments_path, &out.tpu_target_arguments);
+  if (!files.gpu_target_config.empty()) {
+    read_if_present(files.gpu_target_config, &out.gpu_target_config_path, &out.gpu_target_config);
+  }
+  if (!files.tpu_target_arguments.empty()) {
+    read_if_present(files.tpu_target_arguments, &out.tpu_target_arguments_path,
+                    &out.tpu_target_arguments);
   }
   return out;
 }

@@ -62,6 +62,35 @@ class ScratchDir {
   std::string path_;
 };
 
+// XLA:TPU writes a module's target arguments when its compile starts, under
+// the id it has then; the FFT expansion clones the module, whose optimized
+// files then carry a later id (testdata/accel/tpu_v6e/dtype_complex64_fft).
+TEST(DiscoverDumpsTest, TargetFilesOfTheIdTheCompileStartedWith) {
+  ScratchDir dir;
+  const std::string started =
+      dir.Write("module_0000.jit_fft.cl_100.target_arguments.txt");
+  const std::string after = dir.Write("module_0003.jit_fft.cl_100.after_optimizations.txt");
+  // Another program's and a later id's files are not the module's.
+  dir.Write("module_0001.jit_other.cl_100.target_arguments.txt");
+  dir.Write("module_0005.jit_fft.cl_100.target_arguments.txt");
+  // A module with a file of its own keeps it.
+  const std::string own = dir.Write("module_0007.jit_g.cl_100.target_arguments.txt");
+  dir.Write("module_0002.jit_g.cl_100.target_arguments.txt");
+  dir.Write("module_0007.jit_g.cl_100.after_optimizations.txt");
+  for (const std::vector<std::string>& given :
+       {std::vector<std::string>{dir.path()}, std::vector<std::string>{after}}) {
+    absl::StatusOr<DiscoveryResult> result = DiscoverDumps(given, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    const DumpModuleFiles& fft = result->modules[0];
+    EXPECT_EQ(fft.hlo_text, after);
+    EXPECT_EQ(fft.tpu_target_arguments, started);
+    EXPECT_EQ(fft.gpu_target_config, "");
+    EXPECT_THAT(result->used_files, Contains(started));
+    EXPECT_THAT(result->ignored_files, ::testing::Not(Contains(started)));
+    if (given[0] == dir.path()) EXPECT_EQ(result->modules[1].tpu_target_arguments, own);
+  }
+}
+
 TEST(DiscoverDumpsTest, TypicalJaxCpuDirectory) {
   ScratchDir dir;
   const std::string before =
