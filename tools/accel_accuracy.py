@@ -97,7 +97,8 @@ def main():
             tally["ma_cases"] += 1
             tally["ma_exact"] += ma_ok
         if args.verbose or not exact or ma_ok is False:
-            deltas = ", ".join(f"color {c}: {computed.get(c, 0) - xla.get(c, 0):+d}"
+            deltas = ", ".join(f"color {c}: {computed.get(c, 0) - xla.get(c, 0):+d} "
+                               f"({(computed.get(c, 0) - xla.get(c, 0)) / max(xla.get(c, 0), 1):+.2%})"
                                for c in colors if computed.get(c, 0) != xla.get(c, 0))
             ma_text = "" if ma_ok is None else ("  memory_analysis exact" if ma_ok else
                                                 "  memory_analysis differs: " + ", ".join(ma_diffs))

@@ -45,7 +45,7 @@ std::optional<bool> Target::MayAlias(const hlo::Module&, hlo::InstrId, const hlo
 bool AddToMemoryStats(const Target& target, int64_t color, const AllocationRole& role,
                       int64_t size, MemoryStats* stats) {
   const MemorySpace space = target.Space(color);
-  if (!space.is_main && !space.is_host) return false;
+  if ((!space.is_main && !space.is_host) || !space.in_memory_analysis) return false;
   const bool host = space.is_host;
   auto add = [size](int64_t& sum) { sum = SaturatingAdd(sum, size); };
   if (role.parameter) {

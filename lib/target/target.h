@@ -34,6 +34,9 @@ struct MemorySpace {
   // Device memory (GPU memory, TPU HBM): memory_analysis() counts it in its
   // device fields, and device fit checks it. Not on-chip memories.
   bool is_main = false;
+  // memory_analysis() counts it at all: XLA:TPU leaves out its colour-4
+  // host flags (4 KiB in the buffer assignment, host_temp_size 0).
+  bool in_memory_analysis = true;
 };
 
 // The memory a device offers programs, as its runtime or compiler states it.

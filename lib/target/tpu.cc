@@ -1,7 +1,7 @@
 // XLA:TPU. What its dumps show (testdata/accel/tpu_*):
 // - every array is laid out in tiles (T(8,128), scalars T(128) or T(256)...),
 //   and a buffer occupies its padded size (ShapeUtil::ArraySize);
-// - colours are memory spaces: 0 HBM, 1 VMEM, 2 SMEM, 5 pinned host, and
+// - colours are memory spaces: 0 HBM, 1 VMEM, 2 SMEM, 4 host flags, 5 pinned host, and
 //   others XLA's reports name only by number (6, 7, 8; 3 on v4);
 // - the runtime offers a program less HBM than the chip has.
 #include "lib/target/tpu.h"
@@ -54,6 +54,11 @@ constexpr int64_t kHbmColor = 0;
 constexpr int64_t kVmemColor = 1;
 constexpr int64_t kSmemColor = 2;
 constexpr int64_t kV4Color3 = 3;  // v4's S(3), placed by memory-space assignment as VMEM is
+// Colour 4, which XLA:TPU's memory-usage report calls "host": the s32[2]
+// sync flags of an async collective's fusion (v5e all-gather), each in a
+// 4 KiB page of its own.
+constexpr int64_t kHostFlagColor = 4;
+constexpr int64_t kHostFlagPage = 4096;
 constexpr int64_t kColor6 = 6;
 constexpr int64_t kSparseCoreTupleColor = 7;
 constexpr int64_t kScalarFlagColor = 8;
@@ -129,6 +134,7 @@ class TpuTarget final : public Target {
     // layout or not: s32[1]{0:T(128)S(2)} takes 4 bytes.
     const int64_t color = ColorOf(shape);
     if (color == kSmemColor || color == kScalarFlagColor) return shapes.ByteSize(id);
+    if (color == kHostFlagColor) return RoundUpTo(shapes.PaddedByteSize(id), kHostFlagPage);
     // A scalar without a tile (in a comparator or reducer, where XLA:TPU
     // prints no layout) takes the 1024-element tile of a vector register.
     if (shape.is_array() && shape.dims.empty() &&
@@ -163,6 +169,7 @@ class TpuTarget final : public Target {
       case kScalarFlagColor:
         return kSmemAlignment;
       case kColor6: return kColor6Alignment;
+      case kHostFlagColor: return kHostFlagPage;
       default: return kHbmAlignment;
     }
   }
@@ -279,6 +286,11 @@ class TpuTarget final : public Target {
       case kVmemColor: space.name = "VMEM"; break;
       case kSmemColor: space.name = "SMEM"; break;
       case kHostColor: space.name = "host"; space.is_host = true; break;
+      case kHostFlagColor:
+        space.name = "host";
+        space.is_host = true;
+        space.in_memory_analysis = false;
+        break;
       default: space.name = absl::StrCat("S(", color, ")"); break;
     }
     return space;
