@@ -68,6 +68,40 @@ constexpr int64_t kTupleElementBytes = 4;
 // Without a generation: v5e's tables, the most common chip in the dumps.
 constexpr int64_t kDefaultTupleTableGranule = 512;
 
+// An array whose layout splits a dimension, `SC(d:i1,i2,...)`, is held one
+// piece at a time: XLA:TPU sizes the VMEM buffer of f32[1024,1024] with
+// SC(0:512) at 2 MiB, half its 4 MiB (v5p scan_rnn, kv_cache_decode_loop).
+// The bytes of the largest piece; `padded` for any other layout.
+int64_t SplitPieceBytes(const hlo::Shape& shape, int64_t padded) {
+  if (!shape.layout) return padded;
+  const absl::string_view other = shape.layout->other;
+  const size_t open = other.find("SC(");
+  if (open == absl::string_view::npos) return padded;
+  const size_t close = other.find(')', open);
+  const size_t colon = other.find(':', open);
+  if (close == absl::string_view::npos || colon == absl::string_view::npos || colon > close) {
+    return padded;
+  }
+  int64_t dim = 0;
+  if (!absl::SimpleAtoi(other.substr(open + 3, colon - open - 3), &dim) || dim < 0 ||
+      dim >= static_cast<int64_t>(shape.dims.size())) {
+    return padded;
+  }
+  const int64_t extent = shape.dims[static_cast<size_t>(dim)];
+  int64_t previous = 0, largest = 0;
+  for (absl::string_view item : absl::StrSplit(other.substr(colon + 1, close - colon - 1), ',')) {
+    int64_t at = 0;
+    if (!absl::SimpleAtoi(item, &at) || at <= previous || at >= extent) return padded;
+    largest = std::max(largest, at - previous);
+    previous = at;
+  }
+  largest = std::max(largest, extent - previous);
+  if (extent <= 0 || largest >= extent) return padded;
+  // Pieces split a major dimension, whole tiles each in the dumps: the
+  // padded bytes scale with the piece.
+  return padded / extent * largest + (padded % extent) * largest / extent;
+}
+
 // The indices of the array leaves of `shape`, in pre-order.
 std::vector<hlo::ShapeIndex> LeafIndices(const hlo::ShapeTable& shapes, hlo::ShapeId shape) {
   std::vector<hlo::ShapeIndex> leaves;
@@ -141,7 +175,7 @@ class TpuTarget final : public Target {
         (!shape.layout || shape.layout->tiles.empty())) {
       return kUntiledScalarElements * shapes.ByteSize(id);
     }
-    return shapes.PaddedByteSize(id);
+    return SplitPieceBytes(shape, shapes.PaddedByteSize(id));
   }
 
   // A computation on the SparseCore thread starts its offloaded call with

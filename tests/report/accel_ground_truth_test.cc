@@ -33,8 +33,8 @@ constexpr int kTpuHbmCloseFloor = 329;
 // colour 3 (both placed by XLA:TPU's memory-space assignment), and for the
 // memory_analysis() fields the dump determines (argument, output, alias,
 // total allocation, peak) of the cases that have XLA's memory_analysis.json.
-constexpr int kTpuEverySpaceExactFloor = 316;
-constexpr int kTpuVmemExactFloor = 238;
+constexpr int kTpuEverySpaceExactFloor = 317;
+constexpr int kTpuVmemExactFloor = 239;
 constexpr int kTpuColor3ExactFloor = 78;
 constexpr int kTpuMemoryAnalysisExactFloor = 302;
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/hlo/text_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -26,6 +27,35 @@ std::string Topology(absl::string_view version, absl::string_view variant = "") 
   return absl::StrCat("replica_count: 1\ntpu_topology_args {\n  version: ", version, "\n",
                       variant.empty() ? "" : absl::StrCat("  variant: \"", variant, "\"\n"),
                       "  chips_per_host_bounds {\n    x: 2\n    y: 2\n    z: 1\n  }\n}\n");
+}
+
+// The bytes XLA:TPU gives the buffer of `shape` (text), through a module
+// whose parameter has that shape.
+int64_t TpuBytes(absl::string_view shape) {
+  absl::StatusOr<std::vector<hlo::Module>> modules = hlo::ParseHloString(absl::StrCat(
+      "HloModule m\n\nENTRY e {\n  ROOT p = ", shape, " parameter(0)\n}\n"));
+  EXPECT_TRUE(modules.ok()) << modules.status();
+  if (!modules.ok()) return -1;
+  const hlo::Module& m = modules->front();
+  return MakeTpuTarget(FindTpuGeneration("v5p"))->BufferBytes(m.shapes, m.instr(m.comp(m.entry).root).shape);
+}
+
+TEST(TpuTargetTest, ASplitArrayTakesItsLargestPiece) {
+  // XLA:TPU's own sizes (testdata/accel/tpu_v5p/scan_rnn): 2 MiB, not 4.
+  EXPECT_EQ(TpuBytes("f32[1024,1024]{1,0:T(8,128)S(1)}"), 4 << 20);
+  EXPECT_EQ(TpuBytes("f32[1024,1024]{1,0:T(8,128)S(1)SC(0:512)}"), 2 << 20);
+  // Uneven pieces: the largest, rows 256 to 1024.
+  EXPECT_EQ(TpuBytes("f32[1024,1024]{1,0:T(8,128)S(1)SC(0:256)}"), 3 << 20);
+  EXPECT_EQ(TpuBytes("f32[1024,1024]{1,0:T(8,128)S(1)SC(0:128,640)}"), 2 << 20);
+  // A malformed split is ignored: the whole array.
+  EXPECT_EQ(TpuBytes("f32[1024,1024]{1,0:T(8,128)S(1)SC(0:2048)}"), 4 << 20);
+  EXPECT_EQ(TpuBytes("f32[1024,1024]{1,0:T(8,128)S(1)SC(5:512)}"), 4 << 20);
+}
+
+TEST(TpuTargetTest, HostFlagsTakeAPage) {
+  EXPECT_EQ(TpuBytes("s32[2]{0:S(4)}"), 4096);
+  EXPECT_EQ(MakeTpuTarget(nullptr)->Space(4).name, "host");
+  EXPECT_FALSE(MakeTpuTarget(nullptr)->Space(4).in_memory_analysis);
 }
 
 TEST(TpuTargetArgumentsTest, CodeNamesToGenerations) {
