@@ -591,7 +591,8 @@ int RunListDetectors() {
   return kExitOk;
 }
 
-int RunAssignment(const std::string& path, const std::string& requested_target) {
+int RunAssignment(const std::string& path, const std::string& requested_target,
+                  bool live_ranges) {
   hlomem::dump::LoadOptions options;
   options.read_xla_assignment = false;
   absl::StatusOr<hlomem::dump::LoadResult> loaded = hlomem::dump::LoadDumps({path}, options);
@@ -613,6 +614,7 @@ int RunAssignment(const std::string& path, const std::string& requested_target) 
       return kExitBadInput;
     }
     std::printf("%s", hlomem::analysis::FormatAllocations(**assignment).c_str());
+    if (live_ranges) std::printf("\n%s", hlomem::analysis::FormatLiveRanges(**assignment).c_str());
   }
   return kExitOk;
 }
@@ -721,6 +723,9 @@ int Main(int argc, const char* const* argv) {
   assignment->add_option("--target", assignment_target,
                          "The backend rules to apply (default: read from the dump): " +
                              hlomem::target::KnownTargetNames());
+  bool assignment_live_ranges = false;
+  assignment->add_flag("--live-ranges", assignment_live_ranges,
+                       "Also print the schedule and each value's live range, as XLA's -live-range.txt");
 
   try {
     app.parse(argc, argv);
@@ -735,7 +740,7 @@ int Main(int argc, const char* const* argv) {
   if (capture->parsed()) return RunCapture(capture_dir, capture_command, capture_flags);
   if (explain->parsed()) return RunExplain(explain_error, explain_flags);
   if (devices->parsed()) return RunListDevices();
-  if (assignment->parsed()) return RunAssignment(assignment_path, assignment_target);
+  if (assignment->parsed()) return RunAssignment(assignment_path, assignment_target, assignment_live_ranges);
   if (detectors->parsed()) return RunListDetectors();
   return kExitBadInput;
 }

@@ -973,6 +973,25 @@ std::string FormatAllocations(const BufferAssignment& assignment) {
   return out;
 }
 
+std::string FormatLiveRanges(const BufferAssignment& assignment) {
+  const Module& m = assignment.module();
+  const Dataflow& df = assignment.dataflow();
+  const FlatSchedule& schedule = assignment.schedule();
+  std::string out = absl::StrCat("HloLiveRange (max ", schedule.end_time(), "):\n  InstructionSequence:\n");
+  for (int64_t t = 0; t < schedule.end_time(); ++t) {
+    absl::StrAppend(&out, "    ", t, ":", m.instr(schedule.sequence[static_cast<size_t>(t)]).name, "\n");
+  }
+  out.append("  BufferLiveRange:\n");
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    const LiveRange& range = assignment.live_range(v);
+    if (!range.valid()) continue;
+    const HloValue& value = df.value(v);
+    absl::StrAppend(&out, "    ", m.instr(value.instruction).name,
+                    hlo::ShapeIndexToString(value.index), ":", range.start, "-", range.end, "\n");
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::Run(
     const hlo::Module& module, const target::Target& target) {
   std::unique_ptr<BufferAssignment> out(new BufferAssignment());

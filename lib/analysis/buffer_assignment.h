@@ -122,6 +122,10 @@ class BufferAssignment {
 // can be compared line by line ("allocation 3: size 64, maybe-live-out:").
 std::string FormatAllocations(const BufferAssignment& assignment);
 
+// The schedule and each value's live range in the layout of XLA's
+// -live-range.txt ("    copy.17{}:2-4"), to diff against XLA's own.
+std::string FormatLiveRanges(const BufferAssignment& assignment);
+
 // Exposed for tests: XLA's CanShareOperandBufferWithUser.
 bool CanShareOperandBufferWithUser(const Dataflow& dataflow, NodeId operand_node,
                                    InstrId user, NodeId user_node,
