@@ -273,9 +273,9 @@ class TpuTarget final : public Target {
   // f32[8192]), where a decreasing-size or -lifetime order would put the
   // largest lowest; the order matches 307 of 329 HBM heaps (temporal 278).
   // VMEM and v4's colour 3, placed by memory-space assignment, are matched
-  // most often by the smallest of the three orders (VMEM 238 of 247
-  // modules; the smaller of the offline two 235, decreasing size alone 233,
-  // lifetime 226, allocation order 211; colour 3 78, 78, 77, 76, 72 of 82);
+  // most often by the smallest of the three orders (VMEM 251 of 261
+  // modules; the smaller of the offline two 245, lifetime alone 235,
+  // allocation order alone 223; colour 3 78, 78, 76, 72 of 82);
   // SMEM by the smaller of the offline two (238 of 238; 237 with all three).
   HeapOrders heap_orders(int64_t color) const override {
     switch (color) {
