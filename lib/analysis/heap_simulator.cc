@@ -4,7 +4,12 @@
 #include <limits>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <utility>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "lib/base/bytes.h"
 #include "lib/base/csr.h"
@@ -25,138 +30,133 @@ struct Interval {
   bool first = false;
 };
 
-// Byte runs [begin, end), disjoint and sorted, runs that overlap or touch
-// merged into one: the union of the chunks put in, in as few runs as it
-// takes. Chunks placed side by side (most of a heap) collapse into one run.
-class RunSet {
- public:
-  using Run = std::pair<int64_t, int64_t>;
-
-  void Insert(int64_t begin, int64_t end) {
-    // The first run ending at or after `begin` is the first that may merge;
-    // runs ends are sorted too (runs are disjoint).
-    auto first = std::lower_bound(runs_.begin(), runs_.end(), begin,
-                                  [](const Run& run, int64_t at) { return run.second < at; });
-    auto last = first;
-    while (last != runs_.end() && last->first <= end) {
-      begin = std::min(begin, last->first);
-      end = std::max(end, last->second);
-      ++last;
-    }
-    if (first == last) {
-      runs_.insert(first, Run{begin, end});
-    } else {
-      *first = Run{begin, end};
-      runs_.erase(first + 1, last);
-    }
-  }
-
-  const std::vector<Run>& runs() const { return runs_; }
-
- private:
-  std::vector<Run> runs_;
-};
-
 // The chunks placed so far, searchable by lifetime: a segment tree over
-// every buffer that will ever be placed, its leaves in start order. A
-// lifetime covers the leaves of the buffers starting within it; two
-// lifetimes overlap exactly when these leaf ranges do (the later of the two
-// starts lies in both). A placed chunk goes, as one byte run, into `cover`
-// of each node of its range's canonical decomposition (nodes whose span it
-// covers whole) and into `sub` of those nodes and of every node that its
-// range covers in part: `sub` of a node holds chunks live somewhere in its
-// span, `cover` chunks live over all of it. The chunks live during a range
-// are then the `sub` of its canonical nodes and the `cover` of the nodes it
-// covers in part: O(log n) sets, each the union of its chunks in as few
-// runs as it takes, however many chunks overlap (XLA keeps an interval tree
-// and visits each of them). `End` holds a start time: int32_t when every
-// event time fits (every real module: fewer than 2^31 heap events), else
-// int64_t.
+// every buffer that will ever be placed, ordered by start time, holding in
+// each subtree the latest end among its placed buffers. Finding the k
+// placed chunks live during [start, end] then costs O((k + 1) log n), not a
+// scan of every placed chunk (XLA keeps an interval tree for the same
+// reason). `End` holds a lifetime's end: int32_t when every event time fits
+// (every real module: fewer than 2^31 heap events), else int64_t.
 template <typename End>
 class PlacedChunks {
  public:
-  using Run = RunSet::Run;  // [offset, end rounded up to the alignment)
+  using Chunk = std::pair<int64_t, int64_t>;  // [offset, end rounded up to the alignment)
 
-  // `members`: every buffer that will be placed.
-  PlacedChunks(const std::vector<Interval>& intervals, const std::vector<uint32_t>& members,
+  // `by_start`: every buffer that will be placed; sorted here into leaf order.
+  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> by_start,
                int64_t alignment)
       : intervals_(intervals), alignment_(alignment) {
-    starts_.reserve(members.size());
-    for (uint32_t id : members) starts_.push_back(static_cast<End>(intervals[id].start));
-    std::sort(starts_.begin(), starts_.end());  // ticks are unique
-    while (leaves_ < starts_.size()) {
-      leaves_ *= 2;
-      ++height_;
+    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
+    });
+    const size_t blocks = (by_start.size() + kBlock - 1) / kBlock;
+    while (tree_leaves_ < blocks) tree_leaves_ *= 2;
+    max_end_.assign(2 * tree_leaves_, kEmpty);
+    leaf_of_.assign(intervals.size(), 0);
+    starts_.reserve(by_start.size());
+    for (size_t k = 0; k < by_start.size(); ++k) {
+      leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
+      starts_.push_back(intervals[by_start[k]].start);
     }
-    cover_.resize(2 * leaves_);
-    sub_.resize(2 * leaves_);
+    // Whole blocks, so a block's ends load as one run.
+    ends_.assign(blocks * kBlock, std::numeric_limits<End>::min());
+    chunk_.assign(by_start.size(), Chunk{0, 0});
+    stamp_.assign(by_start.size(), 0);
   }
 
   void Place(uint32_t id, int64_t offset) {
-    const Interval& in = intervals_[id];
-    const int64_t begin = offset, end = RoundUpTo(offset + in.size, alignment_);
-    const auto [lo, hi] = Nodes(in.start, in.end);
-    ForCanonical(lo, hi, [&](size_t node) {
-      cover_[node].Insert(begin, end);
-      sub_[node].Insert(begin, end);
-    });
-    ForPartial(lo, hi, [&](size_t node) { sub_[node].Insert(begin, end); });
+    const uint32_t leaf = leaf_of_[id];
+    const int64_t end = intervals_[id].end;
+    // What queries report, worked out once here rather than per report.
+    chunk_[leaf] = {offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
+    ends_[leaf] = static_cast<End>(end);
+    // Ends are only ever added, so a subtree's latest end only grows.
+    for (size_t node = tree_leaves_ + leaf / kBlock; node >= 1 && max_end_[node] < end; node /= 2) {
+      max_end_[node] = end;
+    }
   }
 
-  // Appends runs whose union is that of the chunks of every placed buffer
-  // live at some time in [start, end] (`start` is a placed buffer's).
-  void AppendLive(int64_t start, int64_t end, std::vector<Run>* out) const {
-    const auto [lo, hi] = Nodes(start, end);
-    ForCanonical(lo, hi, [&](size_t node) { Append(sub_[node], out); });
-    ForPartial(lo, hi, [&](size_t node) { Append(cover_[node], out); });
+  // Appends the chunk of every placed buffer live at some time in
+  // [start, end]. With `dedupe`, a chunk already reported under the same
+  // `query` (> 0, new per placement) is not reported again: a group's
+  // members can overlap the same chunk.
+  void AppendLive(int64_t start, int64_t end, uint32_t query, bool dedupe,
+                  std::vector<Chunk>* out) {
+    const size_t limit = static_cast<size_t>(
+        std::upper_bound(starts_.begin(), starts_.end(), end) - starts_.begin());
+    if (limit == 0 || max_end_[1] < start) return;
+    const size_t block_limit = (limit + kBlock - 1) / kBlock;
+    // Depth-first over the subtrees that may hold a live chunk, iteratively:
+    // this loop is most of a large module's heap time.
+    struct Pending {
+      size_t node, lo, width;
+    };
+    Pending stack[64];
+    size_t depth = 0;
+    stack[depth++] = {1, 0, tree_leaves_};
+    while (depth > 0) {
+      const Pending p = stack[--depth];
+      if (p.width == 1) {
+        const size_t first = p.lo * kBlock, last = std::min(first + kBlock, limit);
+        // The block's live leaves as a bit mask, then only those visited: a
+        // branch per leaf was mispredicted on most live ones.
+        for (uint32_t live = LiveMask(first, last - first, start); live != 0; live &= live - 1) {
+          const size_t leaf = first + static_cast<size_t>(__builtin_ctz(live));
+          if (dedupe) {
+            if (stamp_[leaf] == query) continue;
+            stamp_[leaf] = query;
+          }
+          out->push_back(chunk_[leaf]);
+        }
+        continue;
+      }
+      const size_t half = p.width / 2;
+      const size_t left = 2 * p.node, right = left + 1;
+      // Right pushed first so the left subtree comes out first.
+      if (p.lo + half < block_limit && max_end_[right] >= start) {
+        stack[depth++] = {right, p.lo + half, half};
+      }
+      if (max_end_[left] >= start) stack[depth++] = {left, p.lo, half};
+    }
   }
 
  private:
-  static void Append(const RunSet& set, std::vector<Run>* out) {
-    out->insert(out->end(), set.runs().begin(), set.runs().end());
-  }
+  static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
+  // Leaves per tree leaf: scanning a few neighbours is cheaper than
+  // descending to each one. 32, one bit each in a mask.
+  static constexpr size_t kBlock = 32;
 
-  // The tree nodes [lo, hi) of the leaves of the buffers starting in
-  // [start, end]; never empty, `start` being a leaf's.
-  std::pair<size_t, size_t> Nodes(int64_t start, int64_t end) const {
-    const size_t lo = static_cast<size_t>(
-        std::lower_bound(starts_.begin(), starts_.end(), start,
-                         [](End s, int64_t at) { return s < at; }) -
-        starts_.begin());
-    const size_t hi = static_cast<size_t>(
-        std::upper_bound(starts_.begin(), starts_.end(), end,
-                         [](int64_t at, End s) { return at < s; }) -
-        starts_.begin());
-    return {lo + leaves_, hi + leaves_};
-  }
-
-  // The nodes whose spans tile [lo, hi) (leaf nodes, hi excluded), each as
-  // high as it goes.
-  template <typename Visit>
-  static void ForCanonical(size_t lo, size_t hi, Visit visit) {
-    for (; lo < hi; lo /= 2, hi /= 2) {
-      if (lo & 1) visit(lo++);
-      if (hi & 1) visit(--hi);
+  // Bit k set when leaf first + k (k < count) is placed and ends at or
+  // after `start`. 32-bit ends are compared four at a time.
+  uint32_t LiveMask(size_t first, size_t count, int64_t start) const {
+    const End* ends = ends_.data() + first;
+#ifdef __SSE2__
+    if constexpr (std::is_same_v<End, int32_t>) {
+      uint32_t mask = 0;
+      const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
+      for (size_t k = 0; k < kBlock; k += 4) {
+        const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
+        const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
+        mask |= static_cast<uint32_t>(bits) << k;
+      }
+      return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
     }
-  }
-
-  // The nodes whose spans hold part of [lo, hi) and more: the ancestors of
-  // the canonical nodes. Some may come twice.
-  template <typename Visit>
-  void ForPartial(size_t lo, size_t hi, Visit visit) const {
-    for (int level = 1; level <= height_; ++level) {
-      if (((lo >> level) << level) != lo) visit(lo >> level);
-      if (((hi >> level) << level) != hi) visit((hi - 1) >> level);
-    }
+#endif
+    // One end at a time, without a branch per leaf.
+    uint32_t mask = 0;
+    for (size_t k = 0; k < count; ++k) mask |= static_cast<uint32_t>(ends[k] >= start) << k;
+    return mask;
   }
 
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
-  std::vector<End> starts_;     // leaf -> its buffer's start time
-  std::vector<RunSet> cover_;   // node -> chunks live over its whole span
-  std::vector<RunSet> sub_;     // node -> chunks live somewhere in its span
-  size_t leaves_ = 1;
-  int height_ = 0;
+  std::vector<int64_t> starts_;     // leaf -> start time
+  std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
+  std::vector<End> ends_;           // leaf -> end once placed, else End's minimum
+  std::vector<Chunk> chunk_;        // leaf -> its chunk once placed
+  std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
+  std::vector<int64_t> max_end_;    // tree node -> latest end placed below
+  size_t tree_leaves_ = 1;
 };
 
 // Sorts (offset, end) chunks by offset (>= 0), equal offsets in any order.
@@ -233,9 +233,9 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
     const auto group = groups.row(r);
     members.insert(members.end(), group.begin(), group.end());
   }
-  PlacedChunks<End> placed(intervals, members, alignment);
-  members = {};
+  PlacedChunks<End> placed(intervals, std::move(members), alignment);
   std::vector<std::pair<int64_t, int64_t>> used, scratch, live;
+  uint32_t query = 0;
   for (uint32_t root : roots) {
     const auto group = groups.row(root);
     int64_t lowest = 0;
@@ -247,7 +247,7 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
       used.clear();
       for (uint32_t g : group) {
         live.clear();
-        placed.AppendLive(intervals[g].start, intervals[g].end, &live);
+        placed.AppendLive(intervals[g].start, intervals[g].end, 0, false, &live);
         const int64_t d = from_root[g] + (-lowest);
         const int64_t size = RoundUpTo(intervals[g].size, alignment);
         for (const auto& [offset, end] : live) {
@@ -267,9 +267,10 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
     }
     int64_t max_size = 0;
     used.clear();
+    ++query;
     for (uint32_t g : group) {
       max_size = std::max(max_size, intervals[g].size);
-      placed.AppendLive(intervals[g].start, intervals[g].end, &used);
+      placed.AppendLive(intervals[g].start, intervals[g].end, query, group.size() > 1, &used);
     }
     const int64_t offset = BestFit(&used, max_size, &scratch);
     for (uint32_t g : group) {
