@@ -10,6 +10,13 @@
 // touch. A merged run [x, y] overlapping a buffer's range [s, e] (s < e) by a
 // positive length means some value in it overlaps the buffer by a positive
 // length, which always interferes (only ranges that merely touch may share).
+//
+// A buffer whose range is one point [s, s] (a value defined and never read,
+// common in training steps) cannot be ruled out by merged runs: it may share
+// with two ranges that meet at s. For those the index keeps a second set of
+// runs, the union of each range's interior (x, y): s inside one means some
+// value's range holds s strictly inside, which always interferes. Without
+// it every such buffer tried every allocation of its size, one by one.
 #ifndef HLOMEM_LIB_ANALYSIS_REUSE_INDEX_H_
 #define HLOMEM_LIB_ANALYSIS_REUSE_INDEX_H_
 
@@ -32,8 +39,8 @@ class ReuseIndex {
   void AddLiveRange(size_t position, int64_t start, int64_t end);
 
   // The last position before `before` whose allocation may hold `size`
-  // bytes live over [start, end], or -1. Ranges with start == end are not
-  // used to rule allocations out.
+  // bytes live over [start, end], or -1. A range with start == end is
+  // checked against the interiors of the allocation's ranges.
   int64_t FindLast(size_t before, int64_t size, int64_t start, int64_t end);
 
  private:
@@ -45,6 +52,9 @@ class ReuseIndex {
   size_t count_ = 0;
   // Per allocation: its merged live ranges, start -> end.
   std::vector<std::map<int64_t, int64_t>> runs_;
+  // Per allocation: the union of its ranges' interiors, open runs (x, y)
+  // kept as x -> y, merged only where they overlap by a positive length.
+  std::vector<std::map<int64_t, int64_t>> interiors_;
   // Per tree node: the largest size, and over one run [x, y] of each
   // allocation the largest x and smallest y below it. An allocation is
   // certainly busy for [s, e] when x < e and s < y. The run kept is the one
@@ -53,6 +63,10 @@ class ReuseIndex {
   std::vector<int64_t> max_size_;
   std::vector<int64_t> max_x_;
   std::vector<int64_t> min_y_;
+  // The same over one interior run (x, y) of each allocation, for
+  // one-point ranges: every allocation below is busy at s when x < s < y.
+  std::vector<int64_t> max_interior_x_;
+  std::vector<int64_t> min_interior_y_;
 };
 
 }  // namespace hlomem::analysis

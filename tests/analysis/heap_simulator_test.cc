@@ -1,0 +1,346 @@
+// The heap layout against a plain reference: every placement looks at every
+// placed chunk (O(n^2)), as the layout did before it kept merged run sets.
+// Random event streams (shared and displaced groups, empty buffers,
+// buffers placed first, the three orders, three alignments) must give the
+// same offsets and heap size; a few streams are worked out by hand.
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/analysis/heap_simulator.h"
+
+namespace hlomem::analysis {
+namespace {
+
+int64_t RoundUp(int64_t bytes, int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// The lowest start of the smallest free gap among `chunks` ([begin, end)
+// byte ranges) that holds `size` bytes; with none, the top of the highest
+// chunk (0 when there is none). Written gap by gap: a gap starts at 0 or at
+// a chunk's end that no chunk covers, and runs to the nearest begin above.
+int64_t ReferenceBestFit(const std::vector<std::pair<int64_t, int64_t>>& chunks, int64_t size) {
+  std::vector<int64_t> gap_starts = {0};
+  int64_t top = 0;
+  for (const auto& [begin, end] : chunks) {
+    gap_starts.push_back(end);
+    top = std::max(top, end);
+  }
+  int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max();
+  for (int64_t at : gap_starts) {
+    bool covered = false;
+    int64_t next = std::numeric_limits<int64_t>::max();
+    for (const auto& [begin, end] : chunks) {
+      covered |= begin <= at && at < end;
+      if (begin >= at) next = std::min(next, begin);
+    }
+    if (covered || next == std::numeric_limits<int64_t>::max()) continue;
+    const int64_t gap = next - at;
+    if (gap >= size && (gap < best_gap || (gap == best_gap && at < best))) {
+      best_gap = gap;
+      best = at;
+    }
+  }
+  return best >= 0 ? best : top;
+}
+
+// The layout's semantics, spelled out: lifetimes in event-counter ticks,
+// groups of buffers sharing a root's chunk (breadth first, in joining order),
+// roots sorted by the order, each group placed at the best fit among all
+// placed chunks live with any member.
+HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_count,
+                           int64_t alignment, HeapOrder order) {
+  struct Life {
+    int64_t size = 0, start = 0, end = -1;
+    bool present = false, root = false, first = false;
+    int64_t shift = 0;                    // kPlaceWith's offset
+    uint32_t with = 0xffffffffu;          // kShareWith / kPlaceWith
+  };
+  HeapResult result;
+  result.offsets.assign(id_count, -1);
+  std::vector<Life> life(id_count);
+  int64_t tick = 0;
+  for (const HeapEvent& e : events) {
+    Life& l = life[e.buffer];
+    if (e.kind == HeapEvent::kFree) {
+      if (l.size != 0) l.end = tick++;
+      continue;
+    }
+    l.size = e.size;
+    l.present = true;
+    if (e.size == 0) {
+      result.offsets[e.buffer] = 0;
+      continue;
+    }
+    l.start = tick++;
+    l.root = e.kind == HeapEvent::kAlloc;
+    l.first = l.root && e.first;
+    if (!l.root) l.with = e.share_with;
+    if (e.kind == HeapEvent::kPlaceWith) l.shift = e.offset;
+  }
+  for (Life& l : life) {
+    if (l.present && l.size > 0 && l.end < 0) l.end = tick;
+  }
+  // Joiners of each buffer in event order.
+  std::vector<std::vector<uint32_t>> joiners(id_count);
+  for (const HeapEvent& e : events) {
+    if (e.kind == HeapEvent::kShareWith || e.kind == HeapEvent::kPlaceWith) {
+      if (life[e.buffer].size > 0 && life[e.buffer].with == e.share_with) {
+        joiners[e.share_with].push_back(e.buffer);
+      }
+    }
+  }
+  std::vector<uint32_t> roots;
+  for (uint32_t id = 0; id < id_count; ++id) {
+    if (life[id].present && life[id].size > 0 && life[id].root) roots.push_back(id);
+  }
+  std::vector<std::vector<uint32_t>> group(id_count);
+  std::vector<int64_t> from_root(id_count, 0);
+  std::vector<int64_t> group_end(id_count, 0);
+  for (uint32_t r : roots) {
+    group[r] = {r};
+    for (size_t k = 0; k < group[r].size(); ++k) {
+      for (uint32_t j : joiners[group[r][k]]) {
+        from_root[j] = from_root[group[r][k]] + life[j].shift;
+        group[r].push_back(j);
+      }
+    }
+    for (uint32_t g : group[r]) group_end[r] = std::max(group_end[r], life[g].end);
+  }
+  auto key = [&](uint32_t id) {
+    const Life& l = life[id];
+    switch (order) {
+      case HeapOrder::kSpatial:
+        return std::make_tuple(!l.first, -l.size, l.start - l.end, int64_t{id});
+      case HeapOrder::kTemporal:
+        return std::make_tuple(!l.first, l.start - group_end[id], -l.size, int64_t{id});
+      case HeapOrder::kAllocation:
+        break;
+    }
+    return std::make_tuple(!l.first, l.start, int64_t{0}, int64_t{0});
+  };
+  std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+
+  std::vector<uint32_t> placed;
+  auto overlap = [&](uint32_t a, uint32_t b) {
+    return life[a].start <= life[b].end && life[b].start <= life[a].end;
+  };
+  for (uint32_t r : roots) {
+    int64_t lowest = 0;
+    bool displaced = false;
+    for (uint32_t g : group[r]) {
+      lowest = std::min(lowest, from_root[g]);
+      displaced |= from_root[g] != 0;
+    }
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    int64_t x = 0;
+    if (displaced) {
+      // Root offsets X that would put member g over a live chunk.
+      for (uint32_t g : group[r]) {
+        const int64_t d = from_root[g] - lowest;
+        const int64_t size = RoundUp(life[g].size, alignment);
+        for (uint32_t p : placed) {
+          if (!overlap(g, p)) continue;
+          const int64_t begin = result.offsets[p];
+          const int64_t end = RoundUp(begin + life[p].size, alignment);
+          const int64_t from = std::max<int64_t>(0, begin - d - size + alignment);
+          if (end - d > from) chunks.push_back({from, end - d});
+        }
+      }
+      x = ReferenceBestFit(chunks, alignment) - lowest;
+    } else {
+      int64_t size = 0;
+      for (uint32_t g : group[r]) {
+        size = std::max(size, life[g].size);
+        for (uint32_t p : placed) {
+          if (!overlap(g, p)) continue;
+          const int64_t begin = result.offsets[p];
+          chunks.push_back({begin, RoundUp(begin + life[p].size, alignment)});
+        }
+      }
+      x = ReferenceBestFit(chunks, size);
+    }
+    for (uint32_t g : group[r]) {
+      result.offsets[g] = x + from_root[g];
+      result.heap_size = std::max(result.heap_size, result.offsets[g] + life[g].size);
+      placed.push_back(g);
+    }
+  }
+  return result;
+}
+
+// A random stream over `n` buffers: allocations, frees, shares and
+// displaced placements against live buffers, in one time order.
+std::vector<HeapEvent> RandomStream(std::mt19937_64& rng, uint32_t n, int64_t alignment) {
+  auto pick = [&](uint64_t below) { return below == 0 ? 0 : rng() % below; };
+  // Few distinct sizes, so ties in the orders come up often.
+  const int64_t unit = pick(2) == 0 ? 1 : alignment;
+  std::vector<HeapEvent> events;
+  std::vector<uint32_t> live;        // allocated, not yet freed
+  std::vector<bool> nonempty(n, false);
+  const uint64_t share_odds = pick(4);  // in 10
+  const uint64_t place_odds = pick(3);  // in 10
+  const uint64_t first_odds = pick(3);  // in 20
+  for (uint32_t id = 0; id < n; ++id) {
+    // Free a few first, so lifetimes vary.
+    while (!live.empty() && pick(3) != 0) {
+      const size_t k = pick(live.size());
+      events.push_back({HeapEvent::kFree, live[k], 0, 0});
+      live[k] = live.back();
+      live.pop_back();
+    }
+    int64_t size = pick(20) == 0 ? 0 : (1 + static_cast<int64_t>(pick(pick(2) == 0 ? 4 : 40))) * unit;
+    if (pick(8) == 0) size += static_cast<int64_t>(pick(alignment));  // unaligned
+    std::vector<uint32_t> targets;
+    for (uint32_t l : live) {
+      if (nonempty[l]) targets.push_back(l);
+    }
+    const uint64_t roll = pick(10);
+    if (!targets.empty() && roll < share_odds) {
+      events.push_back({HeapEvent::kShareWith, id, size, targets[pick(targets.size())]});
+    } else if (!targets.empty() && roll < share_odds + place_odds) {
+      HeapEvent e{HeapEvent::kPlaceWith, id, size, targets[pick(targets.size())]};
+      e.offset = (static_cast<int64_t>(pick(9)) - 4) * (pick(2) == 0 ? unit : 1 + pick(100));
+      events.push_back(e);
+    } else {
+      HeapEvent e{HeapEvent::kAlloc, id, size, 0};
+      e.first = pick(20) < first_odds;
+      events.push_back(e);
+    }
+    nonempty[id] = size > 0;
+    live.push_back(id);
+  }
+  // Some buffers live to the end.
+  while (!live.empty()) {
+    const size_t k = pick(live.size());
+    if (pick(4) != 0) events.push_back({HeapEvent::kFree, live[k], 0, 0});
+    live[k] = live.back();
+    live.pop_back();
+  }
+  return events;
+}
+
+void ExpectSame(const HeapResult& want, const HeapResult& got, const std::string& what) {
+  EXPECT_EQ(want.heap_size, got.heap_size) << what;
+  ASSERT_EQ(want.offsets.size(), got.offsets.size()) << what;
+  for (size_t id = 0; id < want.offsets.size(); ++id) {
+    ASSERT_EQ(want.offsets[id], got.offsets[id]) << what << " buffer " << id;
+  }
+}
+
+TEST(HeapSimulatorTest, RandomStreamsMatchTheReference) {
+  constexpr HeapOrder kOrders[] = {HeapOrder::kSpatial, HeapOrder::kTemporal,
+                                   HeapOrder::kAllocation};
+  constexpr int64_t kAlignments[] = {1, 64, 4096};
+  int streams = 0;
+  for (uint64_t seed = 1; seed <= 1200; ++seed) {
+    std::mt19937_64 rng(seed);
+    const uint32_t n = static_cast<uint32_t>(rng() % (seed % 10 == 0 ? 400 : 60));
+    const int64_t alignment = kAlignments[seed % 3];
+    const std::vector<HeapEvent> events = RandomStream(rng, n, alignment);
+    for (HeapOrder order : kOrders) {
+      const std::string what = "seed " + std::to_string(seed) + " order " +
+                               std::to_string(static_cast<int>(order)) + " alignment " +
+                               std::to_string(alignment);
+      const HeapResult want = ReferenceLayOut(events, n, alignment, order);
+      ExpectSame(want, GlobalDecreasingSizeBestFit(events, n, alignment, order), what);
+      ExpectSame(want, heap_internal::GlobalDecreasingSizeBestFitWide(events, n, alignment, order),
+                 what + " (wide)");
+      if (HasFatalFailure()) return;
+      ++streams;
+    }
+  }
+  EXPECT_EQ(streams, 3600);
+}
+
+// Many buffers live at once, as in an unrolled training step: long-lived
+// chunks stacked, short ones filling and leaving holes between them.
+TEST(HeapSimulatorTest, CrowdedStreamsMatchTheReference) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed * 7919);
+    const uint32_t n = 400;
+    std::vector<HeapEvent> events;
+    std::vector<uint32_t> live;
+    for (uint32_t id = 0; id < n; ++id) {
+      if (!live.empty() && rng() % 3 == 0) {
+        const size_t k = rng() % live.size();
+        events.push_back({HeapEvent::kFree, live[k], 0, 0});
+        live[k] = live.back();
+        live.pop_back();
+      }
+      const int64_t size = int64_t{64} << (rng() % 6);
+      events.push_back({HeapEvent::kAlloc, id, size, 0});
+      if (rng() % 2 == 0) live.push_back(id);  // else never freed
+    }
+    for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
+      ExpectSame(ReferenceLayOut(events, n, 64, order),
+                 GlobalDecreasingSizeBestFit(events, n, 64, order),
+                 "seed " + std::to_string(seed));
+    }
+  }
+}
+
+HeapEvent Alloc(uint32_t id, int64_t size) { return {HeapEvent::kAlloc, id, size, 0}; }
+HeapEvent Free(uint32_t id) { return {HeapEvent::kFree, id, 0, 0}; }
+
+// Buffers 0..5 = A..F; ticks in the comments. Lifetimes: A [0,5], B [1,8],
+// C [2,9], D [3,6], E [4,10], F [7,11].
+std::vector<HeapEvent> SixBuffers() {
+  return {Alloc(0, 4), Alloc(1, 3), Alloc(2, 2), Alloc(3, 2), Alloc(4, 5),  // t0..t4
+          Free(0),     Free(3),     Alloc(5, 2),                            // t5..t7
+          Free(1),     Free(2),     Free(4),     Free(5)};                  // t8..t11
+}
+
+TEST(HeapSimulatorTest, AllocationOrderTakesTheSmallestGapNotTheLowest) {
+  // In allocation order: A 0 [0,4), B 4 [4,7), C 7 [7,9), D 9 [9,11),
+  // E 11 [11,16). F [7,11] overlaps B, C, E (A ended at 5, D at 6): gaps
+  // [0,4) of 4 bytes and [9,11) of 2; F (2 bytes) takes the exact one at 9.
+  const HeapResult heap = GlobalDecreasingSizeBestFit(SixBuffers(), 6, 1, HeapOrder::kAllocation);
+  EXPECT_EQ(heap.offsets, (std::vector<int64_t>{0, 4, 7, 9, 11, 9}));
+  EXPECT_EQ(heap.heap_size, 16);
+}
+
+TEST(HeapSimulatorTest, SpatialOrderByHand) {
+  // Sizes E 5, A 4, B 3, then C, F, D (2 each; longest lifetime first: C 7,
+  // F 4, D 3). E 0 [0,5); A over E: 5 [5,9); B over both: 9 [9,12); C over
+  // all three: 12 [12,14). F [7,11] overlaps E, B, C but not A: the gap
+  // [5,9) holds it, 5. D [3,6] overlaps E, A, B, C: 14.
+  const HeapResult heap = GlobalDecreasingSizeBestFit(SixBuffers(), 6, 1, HeapOrder::kSpatial);
+  EXPECT_EQ(heap.offsets, (std::vector<int64_t>{5, 9, 12, 14, 0, 5}));
+  EXPECT_EQ(heap.heap_size, 16);
+}
+
+TEST(HeapSimulatorTest, SharedChunkByHand) {
+  // Alignment 4. A (6) [0,4]; B (4) [1,2]; C shares A's chunk from t3 to t6;
+  // D (4) [5,7]. Roots in spatial order: A, then D (lifetime 2) before B
+  // (lifetime 1). A and C at 0, chunk [0,8); D overlaps C: 8; B overlaps
+  // only A: 8. Heap: 8 + 4.
+  const std::vector<HeapEvent> events = {
+      Alloc(0, 6), Alloc(1, 4), Free(1), {HeapEvent::kShareWith, 2, 6, 0},
+      Free(0),     Alloc(3, 4), Free(2), Free(3)};
+  const HeapResult heap = GlobalDecreasingSizeBestFit(events, 4, 4, HeapOrder::kSpatial);
+  EXPECT_EQ(heap.offsets, (std::vector<int64_t>{0, 8, 0, 8}));
+  EXPECT_EQ(heap.heap_size, 12);
+}
+
+TEST(HeapSimulatorTest, DisplacedMemberByHand) {
+  // Alignment 1. A (4) [0,5] at 0. B (2) [1,4] alone would fit nowhere below
+  // A: 4. Then C (3) at t2 and its piece P placed 3 bytes below it (kPlaceWith
+  // -3, size 2) from t3: the group's lowest member is P, so X = Y + 3 with
+  // P at Y. P [3,...] and C [2,...] both overlap A [0,4) and B [4,6):
+  // C at X needs X >= 6, P at X - 3 needs X - 3 >= 6: X = 9, P at 6.
+  const std::vector<HeapEvent> events = {
+      Alloc(0, 4), Alloc(1, 2), Alloc(2, 3), {HeapEvent::kPlaceWith, 3, 2, 2, -3},
+      Free(1),     Free(0),     Free(2),     Free(3)};
+  const HeapResult heap = GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kAllocation);
+  EXPECT_EQ(heap.offsets, (std::vector<int64_t>{0, 4, 9, 6}));
+  EXPECT_EQ(heap.heap_size, 12);
+  ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kAllocation), heap, "reference");
+}
+
+}  // namespace
+}  // namespace hlomem::analysis

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The scaling curve of `hlomem report`, two binaries side by side.
+
+Usage:
+  scaling.py --new NEW_BIN --old OLD_BIN [--replicas 1,2,4,...] [--runs 3]
+             [--work DIR] [--max-old-s 120] SOURCE.txt
+
+SOURCE is one HLO module; scale_module.py replicates it N times for each N
+of --replicas (written once under --work, default /tmp/hlomem-scaling).
+For each size: one `report --stats` run of each binary gives the analysis
+phase's seconds; then farm-bench times both whole processes in turn (A =
+new, B = old) and its medians give wall and cpu seconds and peak memory.
+An old binary slower than --max-old-s on a size is not timed further (its
+single run is still shown). Prints a markdown table: times, peak RSS over
+the input's size, the new/old ratio, and each binary's doubling ratio
+(time at N over time at N/2).
+
+Only the standard library (and farm-bench, scale_module.py) is used.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def report_cmd(binary, path, stats=False):
+    cmd = [binary, "report", "--format", "json", "-o", "/dev/null"]
+    if stats:
+        cmd.append("--stats")
+    return cmd + [path]
+
+
+def analyze_seconds(binary, path):
+    """(analysis phase seconds, wall seconds) of one --stats run."""
+    began = time.monotonic()
+    proc = subprocess.run(report_cmd(binary, path, stats=True), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - began
+    if proc.returncode != 0:
+        sys.exit(f"{binary} failed on {path}:\n{proc.stderr}")
+    match = re.search(r"^analyze\s+([\d.]+)", proc.stderr, re.M)
+    return (float(match.group(1)) if match else float("nan")), wall
+
+
+def farm_bench(new, old, path, runs, timeout):
+    """Medians {figure: value} for A (new) and B (old) from farm-bench."""
+    cmd = ["farm-bench", "-n", str(runs), "--warmup", "0", "--timeout", str(timeout)]
+    if old:
+        cmd += ["--vs", " ".join(report_cmd(old, path))]
+    cmd += ["--"] + report_cmd(new, path)
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    figures = {}
+    for line in out.splitlines():
+        match = re.match(r"^(A|B|A/B) (\w+)(?: (s|MiB))?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+        if match:
+            figures[(match.group(1), match.group(2))] = float(match.group(5))
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--new", required=True)
+    parser.add_argument("--old", required=True)
+    parser.add_argument("--replicas", default="1,2,4,8,16,32,64")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", default="/tmp/hlomem-scaling")
+    parser.add_argument("--max-old-s", type=float, default=120)
+    parser.add_argument("source")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    rows = []
+    for n in [int(r) for r in args.replicas.split(",")]:
+        path = os.path.join(args.work, f"x{n}.hlo")
+        if not os.path.exists(path):
+            subprocess.run([sys.executable, os.path.join(HERE, "scale_module.py"), "--replicas",
+                            str(n), args.source, path], check=True, stdout=subprocess.DEVNULL)
+        size_mib = os.path.getsize(path) / 2**20
+        new_analyze, _ = analyze_seconds(args.new, path)
+        old_analyze, old_wall = analyze_seconds(args.old, path)
+        old = args.old if old_wall <= args.max_old_s else None
+        timeout = int(min(3600, 60 + args.runs * 2.5 * (old_wall + 5)))
+        f = farm_bench(args.new, old, path, args.runs, timeout)
+        row = {
+            "n": n, "mib": size_mib, "new_an": new_analyze, "old_an": old_analyze,
+            "new_wall": f.get(("A", "wall"), float("nan")),
+            "old_wall": f.get(("B", "wall"), old_wall),
+            "new_cpu": f.get(("A", "cpu"), float("nan")),
+            "old_cpu": f.get(("B", "cpu"), float("nan")),
+            "new_peak": f.get(("A", "peak"), float("nan")),
+            "old_peak": f.get(("B", "peak"), float("nan")),
+            "ratio": f.get(("A/B", "wall"), float("nan")),
+        }
+        rows.append(row)
+        print(f"# x{n} done: {row}", file=sys.stderr, flush=True)
+
+    def doubling(k, key):
+        if k == 0 or rows[k - 1]["n"] * 2 != rows[k]["n"]:
+            return "-"
+        return f"{rows[k][key] / rows[k - 1][key]:.2f}"
+
+    print("| replicas | input MiB | wall s new | wall s old | new/old (paired median) "
+          "| analysis s new | analysis s old | cpu s new | cpu s old | peak RSS / input new "
+          "| peak RSS / input old | doubling wall new | doubling wall old "
+          "| doubling analysis new | doubling analysis old |")
+    print("|" + "---|" * 15)
+    for k, r in enumerate(rows):
+        print(f"| {r['n']} | {r['mib']:.1f} | {r['new_wall']:.2f} | {r['old_wall']:.2f} "
+              f"| {r['ratio']:.3f} | {r['new_an']:.2f} | {r['old_an']:.2f} "
+              f"| {r['new_cpu']:.2f} | {r['old_cpu']:.2f} "
+              f"| {r['new_peak'] / r['mib']:.2f} | {r['old_peak'] / r['mib']:.2f} "
+              f"| {doubling(k, 'new_wall')} | {doubling(k, 'old_wall')} "
+              f"| {doubling(k, 'new_an')} | {doubling(k, 'old_an')} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
