@@ -68,6 +68,33 @@ int Emit(const std::string& text, const std::string& path) {
   return kExitOk;
 }
 
+// Writes the JSON report to `path` (atomically) or to stdout as it is
+// made: a large report is never held whole.
+int EmitJson(const hlomem::report::Report& report, const hlomem::report::WriteOptions& options,
+             const std::string& path) {
+  absl::Status status;
+  if (path.empty() || path == "-") {
+    status = hlomem::report::WriteJsonTo(report, options, [](absl::string_view piece) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      return absl::OkStatus();
+    });
+  } else {
+    absl::StatusOr<std::unique_ptr<hlomem::AtomicFileWriter>> file =
+        hlomem::AtomicFileWriter::Open(path);
+    status = file.status();
+    if (file.ok()) {
+      status = hlomem::report::WriteJsonTo(
+          report, options, [&](absl::string_view piece) { return (*file)->Append(piece); });
+      if (status.ok()) status = (*file)->Commit();
+    }
+  }
+  if (!status.ok()) {
+    PrintError(status);
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
 hlomem::dump::Stage ParseStage(const std::string& stage) {
   return stage == "before" ? hlomem::dump::Stage::kBeforeOptimizations
                            : hlomem::dump::Stage::kAfterOptimizations;
@@ -345,8 +372,10 @@ int RunReport(const ReportFlags& flags) {
   int exit_code;
   {
     hlomem::ScopedPhase phase("write");
-    exit_code = Emit(hlomem::report::WriteReport(*report, *format, MakeWriteOptions(flags)),
-                     flags.output);
+    exit_code = *format == hlomem::report::Format::kJson
+                    ? EmitJson(*report, MakeWriteOptions(flags), flags.output)
+                    : Emit(hlomem::report::WriteReport(*report, *format, MakeWriteOptions(flags)),
+                           flags.output);
   }
   if (flags.stats) {
     const std::chrono::duration<double> total = std::chrono::steady_clock::now() - start;

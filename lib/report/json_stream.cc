@@ -15,6 +15,7 @@ void JsonStream::BeforeValue() {
     after_key_ = false;
     return;
   }
+  if (sink_ && out_->size() >= chunk_) Flush();
   if (has_items_.empty()) return;  // the document's top value
   if (has_items_.back()) out_->push_back(',');
   has_items_.back() = true;

@@ -10,7 +10,9 @@
 #define HLOMEM_LIB_REPORT_JSON_STREAM_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -22,6 +24,18 @@ class JsonStream {
  public:
   // indent < 0: one line, as nlohmann's dump(-1).
   JsonStream(std::string* out, int indent) : out_(out), indent_(indent) {}
+
+  // Hands the text written so far to `sink` and clears `out` whenever it
+  // holds `chunk` bytes or more between two values, so a large document is
+  // written as it is made, not held whole; Flush() hands over the rest.
+  void SetSink(std::function<void(absl::string_view)> sink, size_t chunk) {
+    sink_ = std::move(sink);
+    chunk_ = chunk;
+  }
+  void Flush() {
+    if (sink_ && !out_->empty()) sink_(*out_);
+    out_->clear();
+  }
 
   void BeginObject() { Open('{'); }
   void EndObject() { Close('}'); }
@@ -56,6 +70,8 @@ class JsonStream {
   int indent_;
   std::vector<bool> has_items_;  // per open container
   bool after_key_ = false;
+  std::function<void(absl::string_view)> sink_;
+  size_t chunk_ = 0;
 };
 
 }  // namespace hlomem::report

@@ -453,6 +453,25 @@ ModuleReport ReadModule(const Json& j) {
 
 }  // namespace
 
+namespace {
+
+void WriteReportDocument(const Report& report, const WriteOptions& options, JsonStream* out) {
+  out->BeginObject();
+  out->Key("schema_version");
+  out->Int(kSchemaVersion);
+  out->Key("tool");
+  out->String("hlomem");
+  out->Key("modules");
+  out->BeginArray();
+  for (const ModuleReport& m : report.modules) WriteModule(m, options, out);
+  out->EndArray();
+  out->Key("warnings");
+  out->StringArray(report.warnings);
+  out->EndObject();
+}
+
+}  // namespace
+
 std::string WriteJson(const Report& report, const WriteOptions& options) {
   std::string text;
   // Reserved up front so the text is not copied as it grows (a copy while
@@ -472,20 +491,27 @@ std::string WriteJson(const Report& report, const WriteOptions& options) {
   }
   text.reserve(estimate);
   JsonStream out(&text, options.json_indent);
-  out.BeginObject();
-  out.Key("schema_version");
-  out.Int(kSchemaVersion);
-  out.Key("tool");
-  out.String("hlomem");
-  out.Key("modules");
-  out.BeginArray();
-  for (const ModuleReport& m : report.modules) WriteModule(m, options, &out);
-  out.EndArray();
-  out.Key("warnings");
-  out.StringArray(report.warnings);
-  out.EndObject();
+  WriteReportDocument(report, options, &out);
   text.push_back('\n');
   return text;
+}
+
+absl::Status WriteJsonTo(const Report& report, const WriteOptions& options,
+                         const std::function<absl::Status(absl::string_view)>& sink) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::string text;
+  text.reserve(2 * kChunk);
+  absl::Status status;
+  JsonStream out(&text, options.json_indent);
+  // After a failed write the rest is made but not written; the first error
+  // is the one returned.
+  out.SetSink([&](absl::string_view piece) {
+    if (status.ok()) status = sink(piece);
+  }, kChunk);
+  WriteReportDocument(report, options, &out);
+  text.push_back('\n');
+  out.Flush();
+  return status;
 }
 
 std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {

@@ -8,6 +8,7 @@
 #ifndef HLOMEM_LIB_REPORT_WRITERS_H_
 #define HLOMEM_LIB_REPORT_WRITERS_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -37,6 +38,10 @@ std::string WriteDiff(const DiffReport& diff, Format format, const WriteOptions&
 std::string WriteText(const Report& report, const WriteOptions& options);
 std::string WriteDiffText(const DiffReport& diff, const WriteOptions& options);
 std::string WriteJson(const Report& report, const WriteOptions& options);
+// The same bytes handed to `sink` a megabyte at a time, so a report of
+// 10^6 buffers is never held whole; the first error `sink` returns.
+absl::Status WriteJsonTo(const Report& report, const WriteOptions& options,
+                         const std::function<absl::Status(absl::string_view)>& sink);
 std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options);
 std::string WriteMarkdown(const Report& report, const WriteOptions& options);
 std::string WriteDiffMarkdown(const DiffReport& diff, const WriteOptions& options);
