@@ -33,46 +33,44 @@ size_t ReuseIndex::Add(int64_t size) {
   return position;
 }
 
+namespace {
+
+// Merges [x, y] into `runs` (start -> end, disjoint): with every run it
+// overlaps by a positive length, and with those it only meets when
+// `merge_touching`. `kept` is the one run a tree leaf keeps ([kept_x,
+// kept_y], kMax when none): it stays true, as merging only grows runs, and
+// the merged run replaces it when longer. True when `kept` changed.
+bool MergeRun(std::map<int64_t, int64_t>* runs, int64_t x, int64_t y, bool merge_touching,
+              int64_t* kept_x, int64_t* kept_y) {
+  auto it = runs->upper_bound(x);
+  if (it != runs->begin()) {
+    const int64_t before_end = std::prev(it)->second;
+    if (merge_touching ? before_end >= x : before_end > x) --it;
+  }
+  while (it != runs->end() && (merge_touching ? it->first <= y : it->first < y)) {
+    x = std::min(x, it->first);
+    y = std::max(y, it->second);
+    it = runs->erase(it);
+  }
+  runs->emplace(x, y);
+  if (*kept_x != kMax && y - x <= *kept_y - *kept_x) return false;
+  *kept_x = x;
+  *kept_y = y;
+  return true;
+}
+
+}  // namespace
+
 void ReuseIndex::AddLiveRange(size_t position, int64_t start, int64_t end) {
   const size_t leaf = leaves_ + position;
   bool changed = false;
+  // The interior (start, end) rules out one-point ranges strictly inside it.
   if (start < end) {
-    // The interior (start, end): merged with every open run it overlaps by
-    // a positive length, not with runs it merely meets.
-    std::map<int64_t, int64_t>& interior = interiors_[position];
-    int64_t x = start, y = end;
-    auto it = interior.upper_bound(x);
-    if (it != interior.begin() && std::prev(it)->second > x) --it;
-    while (it != interior.end() && it->first < y) {
-      x = std::min(x, it->first);
-      y = std::max(y, it->second);
-      it = interior.erase(it);
-    }
-    interior.emplace(x, y);
-    // As for the runs below: the kept run stays true, a longer one replaces it.
-    if (max_interior_x_[leaf] == kMax || y - x > min_interior_y_[leaf] - max_interior_x_[leaf]) {
-      max_interior_x_[leaf] = x;
-      min_interior_y_[leaf] = y;
-      changed = true;
-    }
+    changed |= MergeRun(&interiors_[position], start, end, /*merge_touching=*/false,
+                        &max_interior_x_[leaf], &min_interior_y_[leaf]);
   }
-  // Merge with every run it overlaps or touches.
-  std::map<int64_t, int64_t>& runs = runs_[position];
-  auto it = runs.upper_bound(start);
-  if (it != runs.begin() && std::prev(it)->second >= start) --it;
-  while (it != runs.end() && it->first <= end) {
-    start = std::min(start, it->first);
-    end = std::max(end, it->second);
-    it = runs.erase(it);
-  }
-  runs.emplace(start, end);
-  // The run kept for the tree stays true (merging only grows runs); the
-  // new one replaces it when longer.
-  if (max_x_[leaf] == kMax || end - start > min_y_[leaf] - max_x_[leaf]) {
-    max_x_[leaf] = start;
-    min_y_[leaf] = end;
-    changed = true;
-  }
+  changed |= MergeRun(&runs_[position], start, end, /*merge_touching=*/true, &max_x_[leaf],
+                      &min_y_[leaf]);
   if (changed) Update(position);
 }
 
