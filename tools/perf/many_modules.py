@@ -6,7 +6,7 @@ from the real CPU dumps under testdata/ (each after-optimizations HLO file
 copied under a new module id, cycling through them), and one module of the
 same total size scaled from the largest of them (scale_module.py), then times
 `hlomem report --format json -o /dev/null` on each, alternating, and prints
-the medians of wall time and peak RSS and their ratio.
+the medians of wall time, CPU time and peak RSS and their ratios.
 
     tools/perf/many_modules.py [--modules 500] [--runs 5] [--hlomem BIN] [--work DIR]
 
@@ -17,9 +17,10 @@ import glob
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
+
+from perf_common import alternate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -49,16 +50,6 @@ def build_folder(folder, count, sources):
     return total
 
 
-def timed(command):
-    """(wall seconds, peak RSS bytes, CPU seconds) of one run."""
-    out = subprocess.run(["/usr/bin/time", "-f", "%e %M %U %S"] + command,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if out.returncode != 0:
-        sys.exit("failed: %s\n%s" % (" ".join(command), out.stderr[-2000:]))
-    wall, kib, user, system = out.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(kib) * 1024, float(user) + float(system)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--modules", type=int, default=500)
@@ -79,21 +70,12 @@ def main():
     print("single: %s scaled to %.1f MB" % (os.path.relpath(largest, ROOT),
                                             os.path.getsize(single) / 1e6))
     report = [args.hlomem, "report", "--format", "json", "-o", "/dev/null"]
-    runs = {"folder": [], "single": []}
-    for _ in range(args.runs):
-        runs["folder"].append(timed(report + [folder]))
-        runs["single"].append(timed(report + [single]))
-    medians = {}
-    for key, values in runs.items():
-        wall = statistics.median(v[0] for v in values)
-        rss = statistics.median(v[1] for v in values)
-        cpu = statistics.median(v[2] for v in values)
-        medians[key] = (wall, rss, cpu)
-        print("%-7s wall median %.2f s (min %.2f, max %.2f), CPU %.2f s, peak RSS median %.0f MB" %
-              (key, wall, min(v[0] for v in values), max(v[0] for v in values), cpu, rss / 1e6))
+    medians = alternate({"folder": report + [folder], "single": report + [single]}, args.runs)
+    for key, m in medians.items():
+        print("%-7s wall median %.2f s, CPU %.2f s, peak RSS median %.0f MB" %
+              (key, m["wall"], m["cpu"], m["rss"] / 1e6))
     print("folder / single: wall %.2fx, CPU %.2fx, RSS %.2fx" %
-          tuple(medians["folder"][k] / medians["single"][k] for k in (0, 2, 1)))
-
+          tuple(medians["folder"][k] / medians["single"][k] for k in ("wall", "cpu", "rss")))
 
 if __name__ == "__main__":
     main()

@@ -13,22 +13,47 @@ DEFAULT_HLOMEM = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "build", "cmd", "hlomem", "hlomem")
 
 
-def run_once(cmd):
-    """(wall seconds, peak RSS bytes) of one run of `cmd`, output discarded.
+def run_measured(cmd):
+    """(wall seconds, peak RSS bytes, CPU seconds) of one run of `cmd`, output discarded.
 
-    The peak comes from /usr/bin/time: a child forked from this (possibly
-    jaxlib-laden) interpreter would report the interpreter's pages too.
+    The peak and CPU time come from /usr/bin/time: a child forked from this
+    (possibly jaxlib-laden) interpreter would report the interpreter's pages
+    too. Without /usr/bin/time they are 0.
     """
-    timed = ["/usr/bin/time", "-f", "%M"] + cmd if os.path.exists("/usr/bin/time") else cmd
+    have_time = os.path.exists("/usr/bin/time")
+    timed = ["/usr/bin/time", "-f", "%M %U %S"] + cmd if have_time else cmd
     start = time.perf_counter()
     proc = subprocess.run(timed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         raise RuntimeError("%s failed (exit %d): %s" % (" ".join(cmd), proc.returncode, err[-2000:]))
-    if timed is cmd:
-        return wall, 0
-    return wall, int(err.strip().splitlines()[-1]) * 1024
+    if not have_time:
+        return wall, 0, 0.0
+    kib, user, system = err.strip().splitlines()[-1].split()
+    return wall, int(kib) * 1024, float(user) + float(system)
+
+
+def run_once(cmd):
+    """(wall seconds, peak RSS bytes) of one run of `cmd`, output discarded."""
+    wall, rss, _ = run_measured(cmd)
+    return wall, rss
+
+
+def alternate(commands, runs):
+    """Runs each of `commands` (name -> argv) in turn, `runs` rounds after one
+    untimed round, so drift in the machine's speed reaches all alike.
+    Returns name -> {"wall", "rss", "cpu"}: medians over the rounds."""
+    for cmd in commands.values():
+        run_measured(cmd)
+    results = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            results[name].append(run_measured(cmd))
+    return {name: {"wall": statistics.median(r[0] for r in rs),
+                   "rss": statistics.median(r[1] for r in rs),
+                   "cpu": statistics.median(r[2] for r in rs)}
+            for name, rs in results.items()}
 
 
 def measure(cmd, runs):

@@ -8,14 +8,15 @@ Usage:
 SOURCE is one HLO module; scale_module.py replicates it N times for each N
 of --replicas (written once under --work, default /tmp/hlomem-scaling).
 For each size: one `report --stats` run of each binary gives the analysis
-phase's seconds; then farm-bench times both whole processes in turn (A =
-new, B = old) and its medians give wall and cpu seconds and peak memory.
+phase's seconds; then both whole processes are timed in turn (new, old, new,
+old, ... under /usr/bin/time) and their medians give wall and CPU seconds
+and peak memory.
 An old binary slower than --max-old-s on a size is not timed further (its
 single run is still shown). Prints a markdown table: times, peak RSS over
 the input's size, the new/old ratio, and each binary's doubling ratio
 (time at N over time at N/2).
 
-Only the standard library (and farm-bench, scale_module.py) is used.
+Only the standard library, /usr/bin/time and scale_module.py are used.
 """
 import argparse
 import os
@@ -23,6 +24,8 @@ import re
 import subprocess
 import sys
 import time
+
+from perf_common import alternate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,21 +49,6 @@ def analyze_seconds(binary, path):
     return (float(match.group(1)) if match else float("nan")), wall
 
 
-def farm_bench(new, old, path, runs, timeout):
-    """Medians {figure: value} for A (new) and B (old) from farm-bench."""
-    cmd = ["farm-bench", "-n", str(runs), "--warmup", "0", "--timeout", str(timeout)]
-    if old:
-        cmd += ["--vs", " ".join(report_cmd(old, path))]
-    cmd += ["--"] + report_cmd(new, path)
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
-    figures = {}
-    for line in out.splitlines():
-        match = re.match(r"^(A|B|A/B) (\w+)(?: (s|MiB))?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-        if match:
-            figures[(match.group(1), match.group(2))] = float(match.group(5))
-    return figures
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--new", required=True)
@@ -82,18 +70,18 @@ def main():
         new_analyze, _ = analyze_seconds(args.new, path)
         old_analyze, old_wall = analyze_seconds(args.old, path)
         old = args.old if old_wall <= args.max_old_s else None
-        timeout = int(min(3600, 60 + args.runs * 2.5 * (old_wall + 5)))
-        f = farm_bench(args.new, old, path, args.runs, timeout)
+        commands = {"new": report_cmd(args.new, path)}
+        if old:
+            commands["old"] = report_cmd(old, path)
+        f = alternate(commands, args.runs)
+        nan = {"wall": old_wall, "cpu": float("nan"), "rss": float("nan")}
         row = {
             "n": n, "mib": size_mib, "new_an": new_analyze, "old_an": old_analyze,
-            "new_wall": f.get(("A", "wall"), float("nan")),
-            "old_wall": f.get(("B", "wall"), old_wall),
-            "new_cpu": f.get(("A", "cpu"), float("nan")),
-            "old_cpu": f.get(("B", "cpu"), float("nan")),
-            "new_peak": f.get(("A", "peak"), float("nan")),
-            "old_peak": f.get(("B", "peak"), float("nan")),
-            "ratio": f.get(("A/B", "wall"), float("nan")),
+            "new_wall": f["new"]["wall"], "old_wall": f.get("old", nan)["wall"],
+            "new_cpu": f["new"]["cpu"], "old_cpu": f.get("old", nan)["cpu"],
+            "new_peak": f["new"]["rss"] / 2**20, "old_peak": f.get("old", nan)["rss"] / 2**20,
         }
+        row["ratio"] = row["new_wall"] / row["old_wall"]
         rows.append(row)
         print(f"# x{n} done: {row}", file=sys.stderr, flush=True)
 
@@ -102,7 +90,7 @@ def main():
             return "-"
         return f"{rows[k][key] / rows[k - 1][key]:.2f}"
 
-    print("| replicas | input MiB | wall s new | wall s old | new/old (paired median) "
+    print("| replicas | input MiB | wall s new | wall s old | new/old (medians) "
           "| analysis s new | analysis s old | cpu s new | cpu s old | peak RSS / input new "
           "| peak RSS / input old | doubling wall new | doubling wall old "
           "| doubling analysis new | doubling analysis old |")
