@@ -217,20 +217,15 @@ class Walker {
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
-// A target file XLA wrote for a module: `<stem>.gpu_target_config.pbtxt`
-// or `<stem>.<backend>.target_arguments.txt`, stem `[<prefix>.]module_<id>.<name>`.
-struct TargetFile {
-  int64_t module_id = -1;
-  std::string after_id;  // the name past "module_<id>.": "<name>.<ending>"
-  std::string path;
-};
+// XLA writes a module's target files (`<stem>.gpu_target_config.pbtxt`,
+// `<stem>.<backend>.target_arguments.txt`, stem `[<prefix>.]module_<id>.<name>`)
+// when its compile starts, under the module's id then; a compile that clones
+// the module (XLA:TPU's FFT expansion) dumps the optimized module under a
+// later id. So the files are kept by directory, prefix and the name past the
+// id, each with its id, to be matched to a module afterwards.
 constexpr absl::string_view kGpuTargetConfig = "gpu_target_config.pbtxt";
 constexpr absl::string_view kTpuTargetArguments = ".target_arguments.txt";
 
-// XLA writes the target files when a compile starts, under the module's id
-// then; a compile that clones the module (XLA:TPU's FFT expansion) dumps
-// the optimized module under a later id. So the files are kept per
-// directory and prefix, to be matched by name and id afterwards.
 class TargetFiles {
  public:
   void Add(const std::string& directory, absl::string_view basename) {
@@ -252,32 +247,28 @@ class TargetFiles {
         basename[digits_end] != '.') {
       return;
     }
-    const std::string prefix(basename.substr(0, marker == 0 ? 0 : marker - 1));
-    const std::string path = JoinPath(directory, basename);
-    std::vector<TargetFile>& files = by_directory_[{directory, prefix}];
-    for (const TargetFile& f : files) {
-      if (f.path == path) return;
-    }
-    files.push_back({id, std::string(basename.substr(digits_end + 1)), path});
+    by_name_[{directory, std::string(basename.substr(0, marker == 0 ? 0 : marker - 1)),
+              std::string(basename.substr(digits_end + 1))}]
+        .emplace(id, JoinPath(directory, basename));
   }
 
   // The module's own file ending in `ending`, else that of the latest
   // earlier id of the same name; "" when there is none.
   std::string Find(const std::string& directory, const DumpModuleFiles& module,
                    absl::string_view ending) const {
-    const auto it = by_directory_.find({directory, module.prefix});
-    if (it == by_directory_.end() || module.module_name.empty()) return "";
-    const std::string after_id = absl::StrCat(module.module_name, ".", ending);
-    const TargetFile* best = nullptr;
-    for (const TargetFile& f : it->second) {
-      if (f.after_id != after_id || f.module_id > module.module_id) continue;
-      if (best == nullptr || f.module_id > best->module_id) best = &f;
-    }
-    return best == nullptr ? "" : best->path;
+    if (module.module_name.empty()) return "";
+    const auto it =
+        by_name_.find({directory, module.prefix, absl::StrCat(module.module_name, ".", ending)});
+    if (it == by_name_.end()) return "";
+    auto at_or_before = it->second.upper_bound(module.module_id);
+    if (at_or_before == it->second.begin()) return "";
+    return std::prev(at_or_before)->second;
   }
 
  private:
-  std::map<std::pair<std::string, std::string>, std::vector<TargetFile>> by_directory_;
+  // (directory, prefix, "<name>.<ending>") -> module id -> path
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<int64_t, std::string>>
+      by_name_;
 };
 
 // Higher is better. An explicitly named file's stage always wins; then the
