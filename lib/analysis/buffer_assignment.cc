@@ -1,8 +1,10 @@
 #include "lib/analysis/buffer_assignment.h"
 
 #include <algorithm>
+#include <memory>
 #include <tuple>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -182,6 +184,7 @@ class BufferAssigner {
     out_->stats_ = AssignmentStats{};
     out_->allocation_of_buffer_.assign(df_->buffer_count(), -1);
     out_->offset_of_value_.assign(df_->values().size(), -1);
+    slice_ranges_.clear();
     deferred_.clear();
     heap_peak_ = 0;
     AssignGlobalBuffers();
@@ -295,6 +298,63 @@ class BufferAssigner {
       a.slices.push_back({v, offset, buffer_size(b)});
       out_->offset_of_value_[v] = offset;
     }
+    IndexSliceRanges(allocation, a.slices.size() - df_->buffer_values(b).size());
+  }
+
+  // An allocation's slices by the start of their live ranges, once it holds
+  // many: the interference check then looks only at slices whose range can
+  // meet the buffer's. One allocation of a training step replicated 64 times
+  // holds 35k slices, and checking each against every buffer tried there was
+  // quadratic.
+  struct SliceRanges {
+    absl::btree_multimap<int64_t, ValueId> by_start;  // valid ranges only
+    int64_t longest = 0;                              // the largest end - start
+  };
+  static constexpr size_t kIndexSlicesFrom = 64;
+
+  // Adds the allocation's slices from `first` on to its index, building the
+  // index when the allocation has just grown past kIndexSlicesFrom slices.
+  void IndexSliceRanges(int64_t allocation, size_t first) {
+    const auto& slices = out_->allocations_[static_cast<size_t>(allocation)].slices;
+    if (slices.size() < kIndexSlicesFrom) return;
+    if (slice_ranges_.size() <= static_cast<size_t>(allocation)) {
+      slice_ranges_.resize(out_->allocations_.size());
+    }
+    std::unique_ptr<SliceRanges>& index = slice_ranges_[static_cast<size_t>(allocation)];
+    if (index == nullptr) {
+      index = std::make_unique<SliceRanges>();
+      first = 0;
+    }
+    for (size_t k = first; k < slices.size(); ++k) {
+      const LiveRange& r = range(slices[k].value);
+      if (!r.valid()) continue;  // interferes with nothing
+      index->by_start.emplace(r.start, slices[k].value);
+      index->longest = std::max(index->longest, r.end - r.start);
+    }
+  }
+
+  // Whether any value of `b` interferes with a slice of allocation `a`.
+  bool InterferesWithSlices(const Allocation& a, BufferId b) const {
+    const SliceRanges* index = static_cast<size_t>(a.index) < slice_ranges_.size()
+                                   ? slice_ranges_[static_cast<size_t>(a.index)].get()
+                                   : nullptr;
+    for (ValueId v : df_->buffer_values(b)) {
+      if (index == nullptr) {
+        for (const Allocation::Slice& slice : a.slices) {
+          if (LiveRangeInterferes(slice.value, v)) return true;
+        }
+        continue;
+      }
+      const LiveRange& r = range(v);
+      if (!r.valid()) continue;
+      // Only a slice starting by r.end and ending from r.start on can
+      // interfere, and none that starts before r.start - longest ends in time.
+      for (auto it = index->by_start.lower_bound(r.start - index->longest);
+           it != index->by_start.end() && it->first <= r.end; ++it) {
+        if (LiveRangeInterferes(it->second, v)) return true;
+      }
+    }
+    return false;
   }
 
   bool CanTakeOver(ValueId earlier, ValueId later) const {
@@ -343,11 +403,7 @@ class BufferAssigner {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }
     }
-    for (const Allocation::Slice& slice : a.slices) {
-      for (ValueId v : df_->buffer_values(b)) {
-        if (LiveRangeInterferes(slice.value, v)) return false;
-      }
-    }
+    if (InterferesWithSlices(a, b)) return false;
     for (ValueId v : df_->buffer_values(b)) {
       const InstrId i = value(v).instruction;
       if (m_.instr(i).opcode != Opcode::kCopy) continue;
@@ -927,6 +983,7 @@ class BufferAssigner {
   const target::Target& target_;
   const Dataflow* df_ = nullptr;
   std::vector<BufferId> deferred_;
+  std::vector<std::unique_ptr<SliceRanges>> slice_ranges_;  // per allocation; null below the threshold
   int64_t heap_peak_ = 0;  // the largest colour's peak of live heap bytes
   // The second, tighter assignment of a program over the target's limit
   // (TightAssignmentAbove).

@@ -579,6 +579,36 @@ ENTRY e {
   EXPECT_EQ(st.total_bytes, 1024 + 4 + 8);
 }
 
+// A donated parameter's allocation takes a chain of 100 in-place negates
+// (each the last user of the one before), so it holds over a hundred slices
+// and its interference check goes through the allocation's range index.
+// k = reverse(n70) overlaps n70, which sits among those slices: k must get a
+// heap temp of its own. Total = 1024 (parameter, aliased output) + 1024 (k).
+TEST(BufferAssignmentTest, AllocationWithManySlicesStillRejectsAnOverlap) {
+  std::string body = "  p0 = f32[256]{0} parameter(0)\n  n0 = f32[256]{0} negate(p0)\n";
+  for (int k = 1; k < 100; ++k) {
+    const std::string previous = "n" + std::to_string(k - 1);
+    if (k == 71) {
+      body += "  k = f32[256]{0} reverse(n70), dimensions={0}\n";
+      body += "  n71 = f32[256]{0} add(n70, k)\n";
+      continue;
+    }
+    body += "  n" + std::to_string(k) + " = f32[256]{0} negate(" + previous + ")\n";
+  }
+  Assigned a = Assign("HloModule chain, is_scheduled=true, "
+                      "input_output_alias={ {}: (0, {}, may-alias) }\n\nENTRY e {\n" + body +
+                      "  ROOT r = f32[256]{0} negate(n99)\n}\n");
+  ASSERT_NE(a.assignment, nullptr);
+  size_t most_slices = 0;
+  for (const Allocation& alloc : a.assignment->allocations()) {
+    most_slices = std::max(most_slices, alloc.slices.size());
+  }
+  EXPECT_GT(most_slices, 100u);
+  const AssignmentStats& st = a.assignment->stats();
+  EXPECT_EQ(st.temp_bytes, 1024);
+  EXPECT_EQ(st.total_bytes, 2048);
+}
+
 // Fused bodies get no numbers, nodes or schedule steps; the instructions
 // around them are numbered densely in id order, a fused body in between.
 TEST(UnfusedIndexTest, NumbersInstructionsOutsideFusedBodies) {
