@@ -1,6 +1,7 @@
 #include "lib/pipeline/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -223,16 +224,23 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     out.peak_instruction = PeakInstructionOf(module, (*assignment)->schedule(), out.profile.peak_step);
     out.stack_frames = StackFrameRows(module);
     // The rows and the detectors only read the model and the analysis, so
-    // the rows are built on another core while the detectors run (the
-    // detect phase includes the wait for them).
-    std::vector<BufferRow> rows;
-    std::thread row_builder([&] {
-      rows.reserve(out.profile.buffers.size());
-      const std::vector<std::string> space_names = SpaceOfAllocations(**assignment);
-      for (const analysis::BufferRecord& r : out.profile.buffers) {
-        rows.push_back(MakeBufferRow(module, space_names, r));
+    // the rows are built on another core while the detectors run, and this
+    // thread joins in when the detectors are done: the rows of a module of a
+    // million buffers take longer than its detectors (the detect phase
+    // includes the wait for them).
+    const std::vector<std::string> space_names = SpaceOfAllocations(**assignment);
+    std::vector<BufferRow> rows(out.profile.buffers.size());
+    std::atomic<size_t> next_rows{0};
+    auto build_rows = [&] {
+      constexpr size_t kRowsAtATime = 4096;
+      for (size_t first; (first = next_rows.fetch_add(kRowsAtATime)) < rows.size();) {
+        const size_t last = std::min(rows.size(), first + kRowsAtATime);
+        for (size_t k = first; k < last; ++k) {
+          rows[k] = MakeBufferRow(module, space_names, out.profile.buffers[k]);
+        }
       }
-    });
+    };
+    std::thread row_builder(build_rows);
     if (!out.scheduled) {
       out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
     } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
@@ -249,6 +257,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
         detect::DetectorInput{module, **assignment, out.profile,
                               xla_stats ? &xla_stats->color_bytes : nullptr},
         options.detect);
+    build_rows();
     row_builder.join();
     out.rows = std::move(rows);
     out.profile.buffers = {};
