@@ -284,6 +284,36 @@ TEST(HeapSimulatorTest, CrowdedStreamsMatchTheReference) {
   }
 }
 
+// Thousands of buffers, some live for most of the stream: a long lifetime
+// spans many 64-leaf groups of starts, read from the groups' merged runs,
+// and the runs live at a start come from many levels of the tree over times.
+TEST(HeapSimulatorTest, LongLifetimesOverManyGroupsMatchTheReference) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    std::mt19937_64 rng(seed * 104729);
+    const uint32_t n = 3000;
+    std::vector<HeapEvent> events;
+    std::vector<uint32_t> live;
+    for (uint32_t id = 0; id < n; ++id) {
+      while (live.size() > 40 || (!live.empty() && rng() % 2 == 0)) {
+        const size_t k = rng() % live.size();
+        events.push_back({HeapEvent::kFree, live[k], 0, 0});
+        live[k] = live.back();
+        live.pop_back();
+      }
+      const int64_t size = int64_t{64} * static_cast<int64_t>(1 + rng() % 40);
+      events.push_back({HeapEvent::kAlloc, id, size, 0});
+      if (rng() % 25 != 0) live.push_back(id);  // else live to the end
+    }
+    for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
+      const HeapResult want = ReferenceLayOut(events, n, 64, order);
+      ExpectSame(want, GlobalDecreasingSizeBestFit(events, n, 64, order),
+                 "seed " + std::to_string(seed));
+      ExpectSame(want, heap_internal::GlobalDecreasingSizeBestFitWide(events, n, 64, order),
+                 "seed " + std::to_string(seed) + " (wide)");
+    }
+  }
+}
+
 HeapEvent Alloc(uint32_t id, int64_t size) { return {HeapEvent::kAlloc, id, size, 0}; }
 HeapEvent Free(uint32_t id) { return {HeapEvent::kFree, id, 0, 0}; }
 
