@@ -4,12 +4,7 @@
 #include <limits>
 #include <thread>
 #include <tuple>
-#include <type_traits>
 #include <utility>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "lib/base/bytes.h"
 #include "lib/base/csr.h"
@@ -73,149 +68,66 @@ class NodeRuns {
   std::vector<std::vector<Run>> runs_;
 };
 
-// The runs of the placed chunks live at each placement's start time: a
-// segment tree over those times, a chunk's run merged into the nodes that
-// make up its lifetime; the runs live at a time are those on its
-// leaf-to-root path.
-class LiveRuns {
- public:
-  // `times`: every time a query may ask about, sorted, unique.
-  explicit LiveRuns(std::vector<int64_t> times)
-      : times_(std::move(times)), nodes_(2 * times_.size()) {}
-
-  // Notes `run` as taken from `start` to `end`, both included.
-  void Add(int64_t start, int64_t end, Run run) {
-    size_t lo = Leaf(std::lower_bound(times_.begin(), times_.end(), start));
-    size_t hi = Leaf(std::upper_bound(times_.begin(), times_.end(), end));
-    for (; lo < hi; lo /= 2, hi /= 2) {
-      if (lo & 1) nodes_.Merge(lo++, run);
-      if (hi & 1) nodes_.Merge(--hi, run);
-    }
-  }
-
-  // Appends the runs taken at `time`, one of the constructor's times.
-  void AppendAt(int64_t time, std::vector<Run>* out) const {
-    for (size_t node = Leaf(std::lower_bound(times_.begin(), times_.end(), time)); node >= 1;
-         node /= 2) {
-      nodes_.AppendTo(node, out);
-    }
-  }
-
- private:
-  size_t Leaf(std::vector<int64_t>::const_iterator at) const {
-    return static_cast<size_t>(at - times_.begin()) + times_.size();
-  }
-
-  std::vector<int64_t> times_;
-  NodeRuns nodes_;
-};
-
-// The chunks placed so far, searchable by lifetime: a segment tree over
-// every buffer that will ever be placed, ordered by start time, holding in
-// each subtree the latest end among its placed buffers. Finding the k
-// placed chunks live during [start, end] then costs O((k + 1) log n), not a
-// scan of every placed chunk (XLA keeps an interval tree for the same
-// reason). `End` holds a lifetime's end: int32_t when every event time fits
-// (every real module: fewer than 2^31 heap events), else int64_t.
-template <typename End>
+// The chunks placed so far, for the question each placement asks: the
+// union of those live at some time in a buffer's [start, end]. A chunk live
+// then was either live at `start` or started inside, so two segment trees
+// of merged runs answer it, over every buffer that will be placed ordered
+// by start (its leaf):
+//  - live_, over the leaves: a placed chunk's run is merged into the nodes
+//    that make up the leaves whose start its lifetime holds, so the runs on
+//    a leaf's path to the root are those live at its start;
+//  - started_, over groups of kGroup leaves: each node holds the runs of
+//    the chunks placed in its groups, so a range of starts costs O(log n)
+//    nodes, plus the few leaves at its two ends read one by one.
+// A placement then reads O(log n) merged runs where scanning the chunks
+// read every one that overlaps it in time (as XLA's interval tree does):
+// quadratic when a training step keeps all of its activations live.
 class PlacedChunks {
  public:
-  using Chunk = std::pair<int64_t, int64_t>;  // [offset, end rounded up to the alignment)
-
   // `by_start`: every buffer that will be placed; sorted here into leaf order.
   PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> by_start,
                int64_t alignment)
       : intervals_(intervals),
         alignment_(alignment),
+        live_(2 * by_start.size()),
         group_count_((by_start.size() + kGroup - 1) / kGroup),
         started_(2 * group_count_) {
     std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
     });
-    const size_t blocks = (by_start.size() + kBlock - 1) / kBlock;
-    while (tree_leaves_ < blocks) tree_leaves_ *= 2;
-    max_end_.assign(2 * tree_leaves_, kEmpty);
     leaf_of_.assign(intervals.size(), 0);
     starts_.reserve(by_start.size());
     for (size_t k = 0; k < by_start.size(); ++k) {
       leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
       starts_.push_back(intervals[by_start[k]].start);
     }
-    // Whole blocks, so a block's ends load as one run.
-    ends_.assign(blocks * kBlock, std::numeric_limits<End>::min());
-    chunk_.assign(by_start.size(), Chunk{0, 0});
+    chunk_.assign(by_start.size(), kUnplaced);
     stamp_.assign(by_start.size(), 0);
   }
 
   void Place(uint32_t id, int64_t offset) {
-    const uint32_t leaf = leaf_of_[id];
-    const int64_t end = intervals_[id].end;
-    // What queries report, worked out once here rather than per report.
-    chunk_[leaf] = {offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
-    ends_[leaf] = static_cast<End>(end);
+    const size_t leaf = leaf_of_[id];
+    const Run chunk{offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
+    chunk_[leaf] = chunk;
+    const size_t n = starts_.size();
+    for (size_t lo = leaf + n, hi = LeavesStartingBy(intervals_[id].end) + n; lo < hi;
+         lo /= 2, hi /= 2) {
+      if (lo & 1) live_.Merge(lo++, chunk);
+      if (hi & 1) live_.Merge(--hi, chunk);
+    }
     for (size_t node = group_count_ + leaf / kGroup; node >= 1; node /= 2) {
-      started_.Merge(node, chunk_[leaf]);
-    }
-    // Ends are only ever added, so a subtree's latest end only grows.
-    for (size_t node = tree_leaves_ + leaf / kBlock; node >= 1 && max_end_[node] < end; node /= 2) {
-      max_end_[node] = end;
+      started_.Merge(node, chunk);
     }
   }
 
-  // Appends the chunk of every placed buffer live at some time in
-  // [start, end]. With `dedupe`, a chunk already reported under the same
-  // `query` (> 0, new per placement) is not reported again: a group's
-  // members can overlap the same chunk.
-  void AppendLive(int64_t start, int64_t end, uint32_t query, bool dedupe,
-                  std::vector<Chunk>* out) {
-    const size_t limit = static_cast<size_t>(
-        std::upper_bound(starts_.begin(), starts_.end(), end) - starts_.begin());
-    if (limit == 0 || max_end_[1] < start) return;
-    const size_t block_limit = (limit + kBlock - 1) / kBlock;
-    // Depth-first over the subtrees that may hold a live chunk, iteratively:
-    // this loop is most of a large module's heap time.
-    struct Pending {
-      size_t node, lo, width;
-    };
-    Pending stack[64];
-    size_t depth = 0;
-    stack[depth++] = {1, 0, tree_leaves_};
-    while (depth > 0) {
-      const Pending p = stack[--depth];
-      if (p.width == 1) {
-        const size_t first = p.lo * kBlock, last = std::min(first + kBlock, limit);
-        // The block's live leaves as a bit mask, then only those visited: a
-        // branch per leaf was mispredicted on most live ones.
-        for (uint32_t live = LiveMask(first, last - first, start); live != 0; live &= live - 1) {
-          const size_t leaf = first + static_cast<size_t>(__builtin_ctz(live));
-          if (dedupe) {
-            if (stamp_[leaf] == query) continue;
-            stamp_[leaf] = query;
-          }
-          out->push_back(chunk_[leaf]);
-        }
-        continue;
-      }
-      const size_t half = p.width / 2;
-      const size_t left = 2 * p.node, right = left + 1;
-      // Right pushed first so the left subtree comes out first.
-      if (p.lo + half < block_limit && max_end_[right] >= start) {
-        stack[depth++] = {right, p.lo + half, half};
-      }
-      if (max_end_[left] >= start) stack[depth++] = {left, p.lo, half};
-    }
-  }
-
-  // Appends the chunk of every placed buffer that starts in [start, end],
-  // as AppendLive does (all of them are live then).
-  void AppendStartingIn(int64_t start, int64_t end, uint32_t query, bool dedupe,
-                        std::vector<Chunk>* out) {
-    const size_t first = static_cast<size_t>(
-        std::lower_bound(starts_.begin(), starts_.end(), start) - starts_.begin());
-    const size_t limit = static_cast<size_t>(
-        std::upper_bound(starts_.begin(), starts_.end(), end) - starts_.begin());
-    // Whole groups inside the range give their merged runs; the leaves
-    // before the first and after the last are read one by one.
+  // Appends runs whose union is that of the chunks live at some time in
+  // the lifetime of `id`, a buffer not placed yet. With `dedupe`, a chunk
+  // read one by one under the same `query` (> 0, new per placement) is not
+  // read again: a group's members can overlap the same chunk.
+  void AppendLive(uint32_t id, uint32_t query, bool dedupe, std::vector<Run>* out) {
+    const size_t first = leaf_of_[id];
+    for (size_t node = first + starts_.size(); node >= 1; node /= 2) live_.AppendTo(node, out);
+    const size_t limit = LeavesStartingBy(intervals_[id].end);
     size_t group = (first + kGroup - 1) / kGroup, group_end = limit / kGroup;
     if (group >= group_end) {
       AppendPlaced(first, limit, query, dedupe, out);
@@ -231,10 +143,21 @@ class PlacedChunks {
   }
 
  private:
+  static constexpr Run kUnplaced{-1, -1};
+  // Leaves per group of started_: a range of starts shorter than two groups
+  // is read leaf by leaf.
+  static constexpr size_t kGroup = 64;
+
+  // How many leaves start at or before `time`.
+  size_t LeavesStartingBy(int64_t time) const {
+    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), time) -
+                               starts_.begin());
+  }
+
   void AppendPlaced(size_t first, size_t limit, uint32_t query, bool dedupe,
-                    std::vector<Chunk>* out) {
+                    std::vector<Run>* out) {
     for (size_t leaf = first; leaf < limit; ++leaf) {
-      if (ends_[leaf] == std::numeric_limits<End>::min()) continue;  // not placed yet
+      if (chunk_[leaf] == kUnplaced) continue;
       if (dedupe) {
         if (stamp_[leaf] == query) continue;
         stamp_[leaf] = query;
@@ -243,47 +166,13 @@ class PlacedChunks {
     }
   }
 
-  static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
-  // Leaves per group of the started_ tree: a range of starts shorter than
-  // two groups is read leaf by leaf.
-  static constexpr size_t kGroup = 64;
-  // Leaves per tree leaf: scanning a few neighbours is cheaper than
-  // descending to each one. 32, one bit each in a mask.
-  static constexpr size_t kBlock = 32;
-
-  // Bit k set when leaf first + k (k < count) is placed and ends at or
-  // after `start`. 32-bit ends are compared four at a time.
-  uint32_t LiveMask(size_t first, size_t count, int64_t start) const {
-    const End* ends = ends_.data() + first;
-#ifdef __SSE2__
-    if constexpr (std::is_same_v<End, int32_t>) {
-      uint32_t mask = 0;
-      const __m128i after = _mm_set1_epi32(static_cast<int32_t>(start - 1));
-      for (size_t k = 0; k < kBlock; k += 4) {
-        const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ends + k));
-        const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, after)));
-        mask |= static_cast<uint32_t>(bits) << k;
-      }
-      return count < kBlock ? mask & ((uint32_t{1} << count) - 1) : mask;
-    }
-#endif
-    // One end at a time, without a branch per leaf.
-    uint32_t mask = 0;
-    for (size_t k = 0; k < count; ++k) mask |= static_cast<uint32_t>(ends[k] >= start) << k;
-    return mask;
-  }
-
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
-  std::vector<int64_t> starts_;     // leaf -> start time
-  std::vector<uint32_t> leaf_of_;   // buffer id -> leaf
-  std::vector<End> ends_;           // leaf -> end once placed, else End's minimum
-  std::vector<Chunk> chunk_;        // leaf -> its chunk once placed
-  std::vector<uint32_t> stamp_;     // leaf -> last query that reported it
-  std::vector<int64_t> max_end_;    // tree node -> latest end placed below
-  size_t tree_leaves_ = 1;
-  // Over groups of kGroup leaves: the runs of the chunks placed in a range
-  // of groups, for the chunks that start inside a long lifetime.
+  std::vector<int64_t> starts_;    // leaf -> start time
+  std::vector<uint32_t> leaf_of_;  // buffer id -> leaf
+  std::vector<Run> chunk_;         // leaf -> its chunk once placed, else kUnplaced
+  std::vector<uint32_t> stamp_;    // leaf -> last query that read it
+  NodeRuns live_;
   size_t group_count_;
   NodeRuns started_;
 };
@@ -353,7 +242,6 @@ int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
 // [offset - d_g - size_g + alignment, end - d_g); the best fit is then the
 // smallest gap of allowed X (with every d_g 0 and one size, the same
 // choice as the smallest gap of memory).
-template <typename End>
 void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
                  const Csr<uint32_t>& groups, const std::vector<int64_t>& from_root,
                  int64_t alignment, HeapResult* result) {
@@ -362,20 +250,13 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
     const auto group = groups.row(r);
     members.insert(members.end(), group.begin(), group.end());
   }
-  std::vector<int64_t> starts;
-  starts.reserve(members.size());
-  for (uint32_t g : members) starts.push_back(intervals[g].start);
-  std::sort(starts.begin(), starts.end());
-  LiveRuns live_runs(std::move(starts));
-  PlacedChunks<End> placed(intervals, std::move(members), alignment);
+  PlacedChunks placed(intervals, std::move(members), alignment);
   auto place = [&](uint32_t g, int64_t offset) {
     placed.Place(g, offset);
-    live_runs.Add(intervals[g].start, intervals[g].end,
-                  {offset, RoundUpTo(offset + intervals[g].size, alignment)});
     result->offsets[g] = offset;
     result->heap_size = std::max(result->heap_size, offset + intervals[g].size);
   };
-  std::vector<std::pair<int64_t, int64_t>> used, scratch, live;
+  std::vector<Run> used, scratch, live;
   uint32_t query = 0;
   for (uint32_t root : roots) {
     const auto group = groups.row(root);
@@ -388,9 +269,11 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
       used.clear();
       for (uint32_t g : group) {
         live.clear();
-        placed.AppendLive(intervals[g].start, intervals[g].end, 0, false, &live);
+        placed.AppendLive(g, 0, false, &live);
         const int64_t d = from_root[g] + (-lowest);
         const int64_t size = RoundUpTo(intervals[g].size, alignment);
+        // Runs rather than chunks change nothing here: chunks that overlap
+        // or touch still do after the shift (size >= alignment).
         for (const auto& [offset, end] : live) {
           const int64_t from = std::max<int64_t>(0, offset - d - size + alignment);
           const int64_t to = end - d;
@@ -404,25 +287,20 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
     int64_t max_size = 0;
     used.clear();
     ++query;
-    // A chunk live during [start, end] either was live at `start` or
-    // started inside.
     for (uint32_t g : group) {
       max_size = std::max(max_size, intervals[g].size);
-      live_runs.AppendAt(intervals[g].start, &used);
-      placed.AppendStartingIn(intervals[g].start, intervals[g].end, query, group.size() > 1,
-                              &used);
+      placed.AppendLive(g, query, group.size() > 1, &used);
     }
     const int64_t offset = BestFit(&used, max_size, &scratch);
     for (uint32_t g : group) place(g, offset);
   }
 }
 
-// How lifetimes are kept while placing: in 32 bits when the event count
-// allows (kFitting), or in 64 bits whatever it is (kWide, for tests).
-enum class EventTimes { kFitting, kWide };
+}  // namespace
 
-HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
-                  HeapOrder order, EventTimes event_times) {
+HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
+                                       uint32_t id_count, int64_t alignment,
+                                       HeapOrder order) {
   HeapResult result;
   result.offsets.assign(id_count, -1);
   std::vector<Interval> intervals(id_count);
@@ -510,29 +388,9 @@ HeapResult LayOut(const std::vector<HeapEvent>& events, uint32_t id_count, int64
            std::make_tuple(y.start - max_end[b], -y.size, b);
   });
 
-  if (event_times == EventTimes::kFitting && counter <= std::numeric_limits<int32_t>::max()) {
-    PlaceGroups<int32_t>(intervals, roots, groups, from_root, alignment, &result);
-  } else {
-    PlaceGroups<int64_t>(intervals, roots, groups, from_root, alignment, &result);
-  }
+  PlaceGroups(intervals, roots, groups, from_root, alignment, &result);
   return result;
 }
-
-}  // namespace
-
-HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
-                                       uint32_t id_count, int64_t alignment,
-                                       HeapOrder order) {
-  return LayOut(events, id_count, alignment, order, EventTimes::kFitting);
-}
-
-namespace heap_internal {
-HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
-                                           uint32_t id_count, int64_t alignment,
-                                           HeapOrder order) {
-  return LayOut(events, id_count, alignment, order, EventTimes::kWide);
-}
-}  // namespace heap_internal
 
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders) {

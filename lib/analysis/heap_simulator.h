@@ -45,15 +45,6 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
                                        uint32_t id_count, int64_t alignment,
                                        HeapOrder order);
 
-namespace heap_internal {
-// GlobalDecreasingSizeBestFit with lifetimes kept in 64 bits, as in a
-// module of more than 2^31 heap events, however few `events` has: lets
-// tests compare that path with the 32-bit one every real module takes.
-HeapResult GlobalDecreasingSizeBestFitWide(const std::vector<HeapEvent>& events,
-                                           uint32_t id_count, int64_t alignment,
-                                           HeapOrder order);
-}  // namespace heap_internal
-
 // The heap in the orders a target asks for: by default both, the smaller
 // heap winning and ties going to spatial (XLA's ChooseBestHeapAlgorithm over
 // the two); the temporal or allocation order alone; or the smallest of

@@ -761,47 +761,5 @@ TEST(HeapSimulatorTest, RandomLifetimesNeverOverlap) {
   }
 }
 
-// Lifetimes kept in 64 bits (modules of more than 2^31 heap events) give
-// the layout the 32-bit path gives, with chunks shared, zero-sized buffers
-// and enough buffers for partial and full blocks of the placed-chunk tree.
-TEST(HeapSimulatorTest, WideEventTimesLayOutAlike) {
-  for (const uint32_t buffers : {5u, 31u, 33u, 2000u}) {
-    std::mt19937 rng(buffers);
-    std::vector<HeapEvent> events;
-    std::vector<uint32_t> live;
-    std::vector<int64_t> size(buffers);
-    int shared = 0;
-    for (uint32_t id = 0; id < buffers; ++id) {
-      // Free a few of the live buffers, then bring `id` in.
-      while (!live.empty() && rng() % 3 == 0) {
-        const size_t k = rng() % live.size();
-        events.push_back({HeapEvent::kFree, live[k], size[live[k]], 0});
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
-      }
-      if (!live.empty() && rng() % 4 == 0) {
-        const uint32_t with = live[rng() % live.size()];
-        size[id] = size[with];
-        events.push_back({HeapEvent::kShareWith, id, size[id], with});
-        ++shared;
-      } else {
-        size[id] = rng() % 10 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 4096);
-        events.push_back({HeapEvent::kAlloc, id, size[id], 0});
-      }
-      live.push_back(id);
-    }
-    for (uint32_t id : live) events.push_back({HeapEvent::kFree, id, size[id], 0});
-    if (buffers > 30) EXPECT_GT(shared, 0);
-    for (HeapOrder order :
-         {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
-      const HeapResult narrow = GlobalDecreasingSizeBestFit(events, buffers, 64, order);
-      const HeapResult wide =
-          heap_internal::GlobalDecreasingSizeBestFitWide(events, buffers, 64, order);
-      EXPECT_GT(narrow.heap_size, 0);
-      EXPECT_EQ(wide.heap_size, narrow.heap_size) << buffers;
-      EXPECT_EQ(wide.offsets, narrow.offsets) << buffers;
-    }
-  }
-}
-
 }  // namespace
 }  // namespace hlomem::analysis

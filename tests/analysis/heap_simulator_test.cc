@@ -248,8 +248,6 @@ TEST(HeapSimulatorTest, RandomStreamsMatchTheReference) {
                                std::to_string(alignment);
       const HeapResult want = ReferenceLayOut(events, n, alignment, order);
       ExpectSame(want, GlobalDecreasingSizeBestFit(events, n, alignment, order), what);
-      ExpectSame(want, heap_internal::GlobalDecreasingSizeBestFitWide(events, n, alignment, order),
-                 what + " (wide)");
       if (HasFatalFailure()) return;
       ++streams;
     }
@@ -308,8 +306,6 @@ TEST(HeapSimulatorTest, LongLifetimesOverManyGroupsMatchTheReference) {
       const HeapResult want = ReferenceLayOut(events, n, 64, order);
       ExpectSame(want, GlobalDecreasingSizeBestFit(events, n, 64, order),
                  "seed " + std::to_string(seed));
-      ExpectSame(want, heap_internal::GlobalDecreasingSizeBestFitWide(events, n, 64, order),
-                 "seed " + std::to_string(seed) + " (wide)");
     }
   }
 }
