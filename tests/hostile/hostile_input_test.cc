@@ -28,10 +28,12 @@ const std::string kGoodModulePath =
 constexpr char kGoodName[] = "module_0000.jit_argmax_both.cpu_after_optimizations.txt";
 constexpr char kBadName[] = "module_0001.hostile.cpu_after_optimizations.txt";
 
-// A scheduled module whose entry holds `body`.
-std::string EntryModule(absl::string_view body) {
-  return absl::StrCat("HloModule m, is_scheduled=true\n\nENTRY %e (p: f32[4]) -> f32[4] {\n",
-                      body, "}\n");
+// A scheduled module whose entry holds `body`, with the program shape
+// `signature` (none when empty).
+std::string EntryModule(absl::string_view body,
+                        absl::string_view signature = "(p: f32[4]) -> f32[4]") {
+  return absl::StrCat("HloModule m, is_scheduled=true\n\nENTRY %e", signature.empty() ? "" : " ",
+                      signature, " {\n", body, "}\n");
 }
 
 std::string NestedTuple(int depth) {
@@ -125,7 +127,9 @@ std::vector<HostileText> HostileTexts() {
       {"total_bytes_overflow",
        EntryModule(absl::StrCat("  %p = s8[", huge, "]{0} parameter(0)\n", "  %q = s8[", huge,
                                 "]{0} parameter(1)\n", "  ROOT %t = (s8[", huge, "]{0}, s8[",
-                                huge, "]{0}) tuple(%p, %q)\n")),
+                                huge, "]{0}) tuple(%p, %q)\n"),
+                   absl::StrCat("(p: s8[", huge, "], q: s8[", huge, "]) -> (s8[", huge,
+                                "], s8[", huge, "])")),
        "more than 4 EiB"},
       {"dimension_too_large_for_int64",
        EntryModule("  ROOT %p = f32[99999999999999999999]{0} parameter(0)\n"),
@@ -155,7 +159,8 @@ std::vector<HostileText> HostileTexts() {
       {"bitcast_without_operand", EntryModule(param + "  ROOT %b = f32[4]{0} bitcast()\n"),
        "bitcast needs at least 1 operand(s), has 0"},
       {"tuple_operand_count_mismatch",
-       EntryModule(param + "  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%p)\n"),
+       EntryModule(param + "  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%p)\n",
+                   "(p: f32[4]) -> (f32[4], f32[4])"),
        "tuple has 1 operands but its shape 2 elements"},
       {"aliasing_names_a_missing_operand",
        EntryModule(param + "  ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"x\", " +
@@ -379,7 +384,8 @@ TEST(ResourceGuardTest, MaxElementsIsAClearErrorAndCanBeRaised) {
 TEST(ResourceGuardTest, MaxNestingDepthIsAClearErrorAndCanBeRaised) {
   ScratchDir dir;
   const std::string path = dir.Write(
-      "deep.hlo", EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1500), " parameter(0)\n")));
+      "deep.hlo",
+      EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1500), " parameter(0)\n"), ""));
   RunResult run = RunHlomem({"report", path});
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_TRUE(HasLocatedError(run.output, path)) << run.output.substr(0, 2000);
@@ -397,7 +403,8 @@ TEST(ResourceGuardTest, MaxNestingDepthIsAClearErrorAndCanBeRaised) {
 TEST(ResourceGuardTest, DeepestAllowedNestingRunsToTheEnd) {
   ScratchDir dir;
   const std::string path = dir.Write(
-      "deepest.hlo", EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1990), " parameter(0)\n")));
+      "deepest.hlo",
+      EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1990), " parameter(0)\n"), ""));
   for (const char* format : {"text", "json"}) {
     const RunResult run =
         RunHlomem({"report", "--format", format, "--max-nesting-depth", "2000", path});
