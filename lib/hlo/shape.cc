@@ -314,6 +314,20 @@ void AppendLayout(const Layout& layout, std::string* out) {
   out->push_back('}');
 }
 
+bool ShapeTable::AgreeUpToMissingLayoutsSlow(ShapeId a, ShapeId b) const {
+  const Shape& x = shapes_[a];
+  const Shape& y = shapes_[b];
+  if (x.type != y.type || x.dims != y.dims || x.dynamic_dims != y.dynamic_dims ||
+      x.tuple_elements.size() != y.tuple_elements.size()) {
+    return false;
+  }
+  if (x.layout && y.layout && !(*x.layout == *y.layout)) return false;
+  for (size_t i = 0; i < x.tuple_elements.size(); ++i) {
+    if (!AgreeUpToMissingLayouts(x.tuple_elements[i], y.tuple_elements[i])) return false;
+  }
+  return true;
+}
+
 std::string ShapeTable::ToString(ShapeId id, bool with_layout) const {
   const Shape& shape = shapes_[id];
   std::string out;

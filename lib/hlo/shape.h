@@ -164,7 +164,18 @@ class ShapeTable {
   // XLA's text: "f32[8,128]{1,0}", "(f32[], s32[2]{0})", "bf16[<=16,?]".
   std::string ToString(ShapeId id, bool with_layout = true) const;
 
+  // True when `a` and `b` are one shape as far as both are written: element
+  // types, dimensions and tuple structure equal, and layouts equal wherever
+  // both have one. Text may leave a layout out (older and shorter print
+  // styles, hand-written modules), meaning whichever the other side has.
+  // Equal ids are the usual case and cost one comparison.
+  bool AgreeUpToMissingLayouts(ShapeId a, ShapeId b) const {
+    return a == b || AgreeUpToMissingLayoutsSlow(a, b);
+  }
+
  private:
+  bool AgreeUpToMissingLayoutsSlow(ShapeId a, ShapeId b) const;
+
   template <typename Fn>
   void ForEachSubshapeImpl(ShapeId id, ShapeIndex* index, Fn& fn) const {
     fn(static_cast<const ShapeIndex&>(*index), id);

@@ -142,6 +142,16 @@ struct CompactOperand {
   absl::string_view text;  // "x#1"
   const char* where;
 };
+// An operand written with a shape whose name is resolved later (a forward
+// reference, a deferred name, a compact operand): checked at the end of the
+// body against the shape of the instruction its slot then holds.
+struct DeclaredOperand {
+  uint32_t slot;      // index into Module::operand_pool
+  ShapeId shape;      // as written before the name
+  const char* where;  // the written shape
+};
+// No shape written (short-form operands, computations without a signature).
+constexpr ShapeId kNoShape = 0xffffffffu;
 struct PendingCallee {
   uint32_t slot;  // index into Module::callee_pool
   absl::string_view name;
@@ -693,6 +703,7 @@ class TextParser {
     module->metadata.emplace_back();  // index 0: no metadata
     shape_cache_.Clear();
     previous_shape_text_ = {};
+    std::fill(std::begin(agreeing_pairs_), std::end(agreeing_pairs_), 0);
     computation_ids_.Clear();
     metadata_ids_.Clear();
     pending_callees_.clear();
@@ -1016,6 +1027,7 @@ class TextParser {
     m.entry = kNoId;
     shape_cache_.Clear();
     previous_shape_text_ = {};
+    std::fill(std::begin(agreeing_pairs_), std::end(agreeing_pairs_), 0);
     computation_ids_.Clear();
     metadata_ids_.Clear();
     pending_callees_.clear();
@@ -1242,15 +1254,16 @@ class TextParser {
     comp.is_entry = is_entry;
     comp.source_offset = static_cast<uint64_t>(start - begin_);
 
+    signature_parameters_.clear();
+    signature_result_ = kNoShape;
     if (Peek('(')) {  // program shape: (p: shape, ...) -> shape
-      if (!SkipBalanced()) return false;
+      if (!ParseSignatureParameters()) return false;
       SkipSpace();
       if (!(p_ + 1 < end_ && p_[0] == '-' && p_[1] == '>')) {
         return Expected("'->' after the computation's parameters");
       }
       p_ += 2;
-      ShapeId ignored;
-      if (!ParseShape(&ignored)) return false;
+      if (!ParseShape(&signature_result_)) return false;
     }
     if (!Expect('{')) return false;
 
@@ -1277,6 +1290,7 @@ class TextParser {
     deferred_names_.clear();
     previous_name_ = {};
     pending_operands_.clear();
+    declared_later_.clear();
     pending_predecessors_.clear();
 
     InstrId root = kNoId;
@@ -1295,10 +1309,10 @@ class TextParser {
           return ReportDeferredDuplicate();
         }
         root = static_cast<InstrId>(module_->instructions.size() - 1);
-        root_where = instr_start;
+        root_where = shape_where_;
       }
     }
-    (void)root_where;
+    if (root == kNoId) root_where = shape_where_;
     Computation& stored = module_->computations[id];
     stored.instruction_count =
         static_cast<uint32_t>(module_->instructions.size()) - stored.first_instruction;
@@ -1329,6 +1343,12 @@ class TextParser {
       }
       module_->operand_pool[pending.slot] = *it;
     }
+    for (const DeclaredOperand& declared : declared_later_) {
+      if (!CheckDeclaredShape(declared.shape, module_->operand_pool[declared.slot],
+                              declared.where)) {
+        return false;
+      }
+    }
     for (const PendingName& pending : pending_predecessors_) {
       const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash);
       if (it == nullptr) {
@@ -1336,6 +1356,15 @@ class TextParser {
                                                  "' is not defined"));
       }
       module_->control_predecessor_pool[pending.slot] = *it;
+    }
+    const Instruction& root_instr = module_->instructions[stored.root];
+    if (signature_result_ != kNoShape &&
+        !ShapesAgree(signature_result_, root_instr.shape)) {
+      return Error(root_where,
+                   absl::StrCat("root '", root_instr.name, "' has shape ",
+                                module_->shapes.ToString(root_instr.shape), ", but computation '",
+                                comp.name, "' declares its result as ",
+                                module_->shapes.ToString(signature_result_)));
     }
 
     if (Consume(',')) {
@@ -1350,6 +1379,87 @@ class TextParser {
     return true;
   }
 
+  // '(' (name ':' shape (',' name ':' shape)*)? ')': the text of each
+  // parameter's shape by number, for the parameter instructions to be
+  // checked against. A list in any other form is skipped, checking nothing,
+  // as the whole list was before it was read.
+  bool ParseSignatureParameters() {
+    const char* start = p_;
+    if (ReadSignatureParameters()) return true;
+    error_ = absl::OkStatus();
+    signature_parameters_.clear();
+    p_ = start;
+    return SkipBalanced();
+  }
+  bool ReadSignatureParameters() {
+    if (!Expect('(')) return false;
+    if (Consume(')')) return true;
+    do {
+      absl::string_view name;
+      if (!LexName(&name, "a parameter name") || !Expect(':')) return false;
+      SkipSpace();
+      const char* shape_start = p_;
+      if (!ScanShapeExtent()) return false;
+      signature_parameters_.emplace_back(shape_start, static_cast<size_t>(p_ - shape_start));
+    } while (Consume(','));
+    return Expect(')');
+  }
+
+  // ShapeTable::AgreeUpToMissingLayouts, remembering pairs of distinct ids
+  // that agree: where one side's text leaves layouts out (operands, results
+  // and parameters of some print styles), the same few pairs come back.
+  bool ShapesAgree(ShapeId a, ShapeId b) {
+    if (a == b) return true;
+    const uint64_t pair = uint64_t{a} << 32 | b;
+    uint64_t& known = agreeing_pairs_[(pair * 0x9e3779b97f4a7c15u) >> (64 - kAgreeingPairBits)];
+    if (known == pair) return true;
+    if (!module_->shapes.AgreeUpToMissingLayouts(a, b)) return false;
+    known = pair;
+    return true;
+  }
+
+  // A parameter's shape, written `written`, against the one the signature
+  // gives it, if any. Usually settled on the text: the same, or the same but
+  // for the parameter's layout, as XLA prints signatures without layouts.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool CheckSignatureParameter(const Instruction& parameter,
+                                                            int32_t number,
+                                                            absl::string_view written) {
+    const auto k = static_cast<size_t>(number);
+    if (k >= signature_parameters_.size()) return true;
+    const absl::string_view declared = signature_parameters_[k];
+    const size_t n = declared.size();
+    if (written.size() >= n && SameBytes(written.data(), declared.data(), n) &&
+        (written.size() == n || (declared.back() == ']' && written[n] == '{'))) {
+      return true;
+    }
+    return CheckSignatureParameterSlow(parameter, number, declared);
+  }
+  ABSL_ATTRIBUTE_NOINLINE bool CheckSignatureParameterSlow(const Instruction& parameter,
+                                                           int32_t number,
+                                                           absl::string_view declared) {
+    // The signature's text is read as a shape only now; one that does not
+    // read as one checks nothing, as when signatures were skipped.
+    const char* saved_p = p_;
+    const char* saved_end = end_;
+    p_ = declared.data();
+    end_ = declared.data() + declared.size();
+    ShapeId shape;
+    const bool parsed = ParseShape(&shape) && p_ == end_;
+    p_ = saved_p;
+    end_ = saved_end;
+    if (!parsed) {
+      error_ = absl::OkStatus();
+      return true;
+    }
+    if (ShapesAgree(shape, parameter.shape)) return true;
+    return Error(shape_where_,
+                 absl::StrCat("parameter '", parameter.name, "' has shape ",
+                              module_->shapes.ToString(parameter.shape), ", but computation '",
+                              module_->computations[parameter.parent].name,
+                              "' declares parameter ", number, " as ",
+                              module_->shapes.ToString(shape)));
+  }
+
   // instruction ::= name '=' shape opcode '(' operands ')' (',' attribute)*
   bool ParseInstruction(CompId comp, const char* line_start) {
     SkipSpace();
@@ -1360,6 +1470,8 @@ class TextParser {
     instr.source_offset = static_cast<uint64_t>(line_start - begin_);
     if (!LexName(&instr.name, "an instruction name")) return false;
     if (!Expect('=')) return false;
+    SkipSpace();
+    shape_where_ = p_;
     if (!ParseShape(&instr.shape)) return false;
 
     SkipSpace();
@@ -1398,6 +1510,8 @@ class TextParser {
         return Error(start, "parameter number must not be negative");
       }
       if (!Expect(')')) return false;
+      // The last shape parsed is the parameter's own.
+      if (!CheckSignatureParameter(instr, parameter_number, previous_shape_text_)) return false;
     } else if (instr.opcode == Opcode::kConstant) {
       SkipSpace();
       const char* literal_start = p_;
@@ -1607,10 +1721,9 @@ class TextParser {
       return Error(p_, "elided operands ('...') cannot be analyzed; "
                        "dump the module without compact operand printing");
     }
-    if (LooksLikeShape()) {
-      ShapeId ignored;
-      if (!ParseShape(&ignored)) return false;
-    }
+    const char* declared_where = p_;
+    ShapeId declared = kNoShape;
+    if (LooksLikeShape() && !ParseShape(&declared)) return false;
     SkipSpace();
     const char* where = p_;
     absl::string_view name;
@@ -1618,6 +1731,7 @@ class TextParser {
     const uint32_t slot = static_cast<uint32_t>(module_->operand_pool.size());
     module_->operand_pool.push_back(kNoId);
     if (p_ < end_ && *p_ == '#') {
+      if (declared != kNoShape) declared_later_.push_back({slot, declared, declared_where});
       // Compact get-tuple-element: "x#1#0" is element {1,0} of x.
       const char* text_start = name.data();
       ShapeIndex index;
@@ -1636,7 +1750,7 @@ class TextParser {
     if (name.size() == previous_name_.size() &&
         SameBytes(name.data(), previous_name_.data(), name.size())) {
       module_->operand_pool[slot] = previous_id_;
-      return true;
+      return CheckDeclaredShape(declared, previous_id_, declared_where);
     }
     // Operands are usually defined above their user; others (and a name
     // claimed by the instruction being parsed, and in a large computation
@@ -1648,16 +1762,38 @@ class TextParser {
       if (recent.hash == hash && recent.name.size() == name.size() && !name.empty() &&
           SameBytes(recent.name.data(), name.data(), name.size())) {
         module_->operand_pool[slot] = recent.id;
-        return true;
+        return CheckDeclaredShape(declared, recent.id, declared_where);
       }
     }
     const uint32_t* defined = instruction_ids_.Find(name, hash);
     if (defined != nullptr && *defined != kNoId) {
       module_->operand_pool[slot] = *defined;
-    } else {
-      pending_operands_.push_back({name, where, slot, hash});
+      return CheckDeclaredShape(declared, *defined, declared_where);
     }
+    pending_operands_.push_back({name, where, slot, hash});
+    if (declared != kNoShape) declared_later_.push_back({slot, declared, declared_where});
     return true;
+  }
+
+  // Long-form text writes each operand's shape before its name; analysis
+  // reads the definition's, so one that disagrees means the figures are
+  // for a module other than the one written. kNoShape: none written.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool CheckDeclaredShape(ShapeId declared, InstrId operand,
+                                                       const char* where) {
+    if (ABSL_PREDICT_TRUE(declared == kNoShape ||
+                          declared == module_->instructions[operand].shape)) {
+      return true;
+    }
+    return CheckDeclaredShapeSlow(declared, operand, where);
+  }
+  ABSL_ATTRIBUTE_NOINLINE bool CheckDeclaredShapeSlow(ShapeId declared, InstrId operand,
+                                                      const char* where) {
+    const Instruction& definition = module_->instructions[operand];
+    if (ShapesAgree(declared, definition.shape)) return true;
+    return Error(where, absl::StrCat("operand '", definition.name, "' is declared as ",
+                                     module_->shapes.ToString(declared),
+                                     ", but its definition has shape ",
+                                     module_->shapes.ToString(definition.shape)));
   }
 
   // Creates the get-tuple-elements that compact operands stand for, just
@@ -2107,7 +2243,17 @@ class TextParser {
   DeferredName recent_names_[kRecentNames] = {};
   DeferredName unclaimed_ = {};  // the name of the instruction being parsed, deferred
   std::vector<PendingName> pending_operands_;
+  std::vector<DeclaredOperand> declared_later_;
   std::vector<PendingName> pending_predecessors_;
+  // The computation's signature: its parameters' shapes by number, and its
+  // result's (kNoShape: none written).
+  std::vector<absl::string_view> signature_parameters_;
+  ShapeId signature_result_ = kNoShape;
+  // ShapesAgree's memory, by hash of the pair; 0 (a pair of equal ids,
+  // never stored) when empty. Ids are the module's: cleared with them.
+  static constexpr int kAgreeingPairBits = 8;
+  uint64_t agreeing_pairs_[1 << kAgreeingPairBits] = {};
+  const char* shape_where_ = nullptr;  // the shape of the last instruction parsed
   std::vector<PendingCallee> pending_callees_;
   std::vector<CompactOperand> compact_operands_;
 };

@@ -247,27 +247,138 @@ absl::Status TotalBufferBytesError(const Module& m, InstrId over) {
             "more than 64-bit sizes can sum");
 }
 
-// The fewest operands XLA gives the opcodes whose operands the engine
-// reads by position (operand 0 of a bitcast, the update of a
-// dynamic-update-slice, ...).
-size_t MinOperandCount(Opcode opcode) {
+// The operand counts XLA allows an opcode: from `fewest` to `most`. Listed
+// are only the opcodes whose arity XLA fixes, the same in every version
+// whose dumps parse (send, recv, infeed and outfeed gained a token operand
+// in 2018, so they are not); the others take any count. The engine reads
+// operands by position (operand 0 of a bitcast, the update of a
+// dynamic-update-slice, ...) and sizes buffers from them, so a count that
+// does not fit describes a module XLA could not have built.
+struct OperandCounts {
+  uint32_t fewest = 0;
+  uint32_t most = std::numeric_limits<uint32_t>::max();
+};
+constexpr OperandCounts Exactly(uint32_t n) { return {n, n}; }
+constexpr OperandCounts AtLeast(uint32_t n) { return {n, std::numeric_limits<uint32_t>::max()}; }
+
+constexpr OperandCounts AllowedOperandCounts(Opcode opcode) {
   switch (opcode) {
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kRngGetAndUpdateState:
+      return Exactly(0);
+    // Unary elementwise.
+    case Opcode::kAbs:
+    case Opcode::kCbrt:
+    case Opcode::kCeil:
+    case Opcode::kClz:
+    case Opcode::kConvert:
+    case Opcode::kCopy:
+    case Opcode::kCos:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kFloor:
+    case Opcode::kImag:
+    case Opcode::kIsFinite:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kNegate:
+    case Opcode::kNot:
+    case Opcode::kPopulationCount:
+    case Opcode::kReal:
+    case Opcode::kReducePrecision:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kRsqrt:
+    case Opcode::kSign:
+    case Opcode::kSin:
+    case Opcode::kSqrt:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    // One array in, one out.
     case Opcode::kBitcast:
     case Opcode::kBitcastConvert:
     case Opcode::kBroadcast:
-    case Opcode::kCollectivePermuteStart:
-    case Opcode::kAllGatherStart:
-    case Opcode::kConvert:
-    case Opcode::kCopy:
+    case Opcode::kCholesky:
+    case Opcode::kFft:
+    case Opcode::kGetDimensionSize:
     case Opcode::kReshape:
+    case Opcode::kReverse:
+    case Opcode::kRngBitGenerator:
+    case Opcode::kSlice:
+    case Opcode::kTopK:
     case Opcode::kTranspose:
-      return 1;
+    // The second half of an asynchronous pair takes its first half.
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllReduceDone:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kCopyDone:
+    case Opcode::kCopyStart:
+    case Opcode::kRecvDone:
+    case Opcode::kSendDone:
+    case Opcode::kDomain:
+    case Opcode::kOptimizationBarrier:
+      return Exactly(1);
+    // Binary elementwise.
+    case Opcode::kAdd:
+    case Opcode::kAnd:
+    case Opcode::kAtan2:
+    case Opcode::kCompare:
+    case Opcode::kComplex:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMultiply:
+    case Opcode::kOr:
+    case Opcode::kPower:
+    case Opcode::kRemainder:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kStochasticConvert:
+    case Opcode::kSubtract:
+    case Opcode::kXor:
+    // Two arrays in.
+    case Opcode::kAddDependency:
+    case Opcode::kConvolution:
+    case Opcode::kGather:
+    case Opcode::kPad:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kTriangularSolve:
+      return Exactly(2);
+    case Opcode::kBatchNormTraining:
+    case Opcode::kClamp:
+    case Opcode::kSelect:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kTupleSelect:
+      return Exactly(3);
+    case Opcode::kBatchNormGrad:
+    case Opcode::kBatchNormInference:
+      return Exactly(5);
+    // Variadic, with a least. TPU dumps give async-update the operands of
+    // the async-start's computation after the async-start.
+    case Opcode::kAllGatherStart:
+    case Opcode::kAsyncDone:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kConcatenate:
+    case Opcode::kConditional:
+    case Opcode::kDynamicSlice:
+    case Opcode::kSort:
+      return AtLeast(1);
+    case Opcode::kDot:  // sparse dots add metadata operands
     case Opcode::kDynamicUpdateSlice:
     case Opcode::kRaggedAllToAll:
-    case Opcode::kSetDimensionSize:
-      return 2;
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+      return AtLeast(2);
+    case Opcode::kScatter:
+      return AtLeast(3);
     default:
-      return 0;
+      return {};
   }
 }
 
@@ -275,10 +386,14 @@ size_t MinOperandCount(Opcode opcode) {
 absl::Status VerifyOperands(const Module& m, InstrId i) {
   const Instruction& instr = m.instr(i);
   const size_t count = m.operands(i).size();
-  if (count < MinOperandCount(instr.opcode)) {
+  const OperandCounts allowed = AllowedOperandCounts(instr.opcode);
+  if (count < allowed.fewest) {
     return m.InstructionError(i, absl::StrCat(OpcodeName(instr.opcode), " needs at least ",
-                                              MinOperandCount(instr.opcode), " operand(s), has ",
-                                              count));
+                                              allowed.fewest, " operand(s), has ", count));
+  }
+  if (count > allowed.most) {
+    return m.InstructionError(i, absl::StrCat(OpcodeName(instr.opcode), " takes exactly ",
+                                              allowed.most, " operand(s), has ", count));
   }
   const Shape& shape = m.shapes.get(instr.shape);
   if (instr.opcode == Opcode::kTuple && shape.is_tuple() &&

@@ -198,7 +198,8 @@ std::string ManyComputations(int count, bool forward_calls) {
     }
     absl::StrAppend(&text, "}\n\n");
   }
-  absl::StrAppend(&text, "ENTRY %main (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n");
+  absl::StrAppend(&text, "ENTRY %main (a: f32[4]) -> (f32[4], f32[4]) {\n",
+                  "  %a = f32[4]{0} parameter(0)\n");
   std::string last = "%a";
   for (int k = 0; k < count; ++k) {
     absl::StrAppend(&text, "  %x", k, " = f32[4]{0} call(", last, "), to_apply=%c", k, "\n");

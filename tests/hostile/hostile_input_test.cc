@@ -28,10 +28,12 @@ const std::string kGoodModulePath =
 constexpr char kGoodName[] = "module_0000.jit_argmax_both.cpu_after_optimizations.txt";
 constexpr char kBadName[] = "module_0001.hostile.cpu_after_optimizations.txt";
 
-// A scheduled module whose entry holds `body`.
-std::string EntryModule(absl::string_view body) {
-  return absl::StrCat("HloModule m, is_scheduled=true\n\nENTRY %e (p: f32[4]) -> f32[4] {\n",
-                      body, "}\n");
+// A scheduled module whose entry holds `body`, with the program shape
+// `signature` (none when empty).
+std::string EntryModule(absl::string_view body,
+                        absl::string_view signature = "(p: f32[4]) -> f32[4]") {
+  return absl::StrCat("HloModule m, is_scheduled=true\n\nENTRY %e", signature.empty() ? "" : " ",
+                      signature, " {\n", body, "}\n");
 }
 
 std::string NestedTuple(int depth) {
@@ -125,7 +127,9 @@ std::vector<HostileText> HostileTexts() {
       {"total_bytes_overflow",
        EntryModule(absl::StrCat("  %p = s8[", huge, "]{0} parameter(0)\n", "  %q = s8[", huge,
                                 "]{0} parameter(1)\n", "  ROOT %t = (s8[", huge, "]{0}, s8[",
-                                huge, "]{0}) tuple(%p, %q)\n")),
+                                huge, "]{0}) tuple(%p, %q)\n"),
+                   absl::StrCat("(p: s8[", huge, "], q: s8[", huge, "]) -> (s8[", huge,
+                                "], s8[", huge, "])")),
        "more than 4 EiB"},
       {"dimension_too_large_for_int64",
        EntryModule("  ROOT %p = f32[99999999999999999999]{0} parameter(0)\n"),
@@ -155,7 +159,8 @@ std::vector<HostileText> HostileTexts() {
       {"bitcast_without_operand", EntryModule(param + "  ROOT %b = f32[4]{0} bitcast()\n"),
        "bitcast needs at least 1 operand(s), has 0"},
       {"tuple_operand_count_mismatch",
-       EntryModule(param + "  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%p)\n"),
+       EntryModule(param + "  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%p)\n",
+                   "(p: f32[4]) -> (f32[4], f32[4])"),
        "tuple has 1 operands but its shape 2 elements"},
       {"aliasing_names_a_missing_operand",
        EntryModule(param + "  ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"x\", " +
@@ -241,6 +246,123 @@ TEST(HostileInputTest, GoodModuleAloneStillReports) {
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, Not(HasSubstr("warning")));
 }
+
+// ---- a real module edited to disagree with itself ----------------------------
+
+// Hand edits that leave a module parseable but describing shapes that do
+// not exist: the good module with `edits` applied (each text replaced once),
+// and the located error it must give, verbatim after the path; "" when the
+// edited module is still consistent and must parse.
+struct SelfContradiction {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> edits;
+  std::string error;
+};
+
+void PrintTo(const SelfContradiction& c, std::ostream* os) { *os << c.name; }
+
+std::vector<SelfContradiction> SelfContradictions() {
+  // Lines 36-39 of the module, region_2.5:
+  //   %region_2.5 (reduce_max.3: f32[], reduce_max.4: f32[]) -> f32[] {
+  //     %reduce_max.3 = f32[] parameter(0), ...
+  //     %reduce_max.4 = f32[] parameter(1), ...
+  //     ROOT %reduce_max.5 = f32[] maximum(%reduce_max.3, %reduce_max.4), ...
+  const std::string maximum = "maximum(%reduce_max.3, %reduce_max.4)";
+  // Line 101, in the entry: fusion(%x.1), x.1 being f32[16384,16384]{1,0}.
+  const std::string fusion_of_x = "fusion(%x.1), kind=kLoop, calls=%fused_computation.2";
+  const auto fusion_of = [](absl::string_view operand) {
+    return absl::StrCat("fusion(", operand, "), kind=kLoop, calls=%fused_computation.2");
+  };
+  return {
+      // Operands written with their shapes (long form).
+      {"operand_shape_as_defined", {{fusion_of_x, fusion_of("f32[16384,16384]{1,0} %x.1")}}, ""},
+      {"operand_shape_without_its_layout", {{fusion_of_x, fusion_of("f32[16384,16384] %x.1")}},
+       ""},
+      {"operand_shape_with_other_dimensions",
+       {{fusion_of_x, fusion_of("f32[16384,8192] %x.1")}},
+       ":101:65: error: operand 'x.1' is declared as f32[16384,8192], but its definition has "
+       "shape f32[16384,16384]{1,0}"},
+      {"operand_shape_with_another_layout",
+       {{fusion_of_x, fusion_of("f32[16384,16384]{0,1} %x.1")}},
+       ":101:65: error: operand 'x.1' is declared as f32[16384,16384]{0,1}, but its definition "
+       "has shape f32[16384,16384]{1,0}"},
+      {"operand_shape_with_another_element_type",
+       {{maximum, "maximum(%reduce_max.3, s32[] %reduce_max.4)"}},
+       ":39:53: error: operand 'reduce_max.4' is declared as s32[], but its definition has "
+       "shape f32[]"},
+      // Named before it is defined: checked once the body has been read.
+      {"operand_shape_of_a_later_instruction",
+       {{"  %reduce_max.4 = f32[] parameter(1), metadata={op_name=\"reduce_max\"}\n", ""},
+        {maximum, "maximum(%reduce_max.3, f32[2] %reduce_max.4)"},
+        {"stack_frame_id=8}\n}\n\n%fused_computation (",
+         "stack_frame_id=8}\n  %reduce_max.4 = f32[] parameter(1)\n}\n\n%fused_computation ("}},
+       ":38:53: error: operand 'reduce_max.4' is declared as f32[2], but its definition has "
+       "shape f32[]"},
+      {"compact_operand_shape",
+       {{"tuple(%iota_reduce_fusion.1#1,", "tuple(f32[16384]{0} %iota_reduce_fusion.1#1,"}},
+       ":104:63: error: operand 'iota_reduce_fusion.1#1' is declared as f32[16384]{0}, but its "
+       "definition has shape s32[16384]{0}"},
+      // The program shape against the root and the parameters.
+      {"signature_with_layouts",
+       {{"%fused_computation (param_0: f32[16384,16384], param_1: f32[]) -> f32[] {",
+         "%fused_computation (param_0: f32[16384,16384]{1,0}, param_1: f32[]) -> f32[] {"}},
+       ""},
+      {"root_shape_other_than_the_result",
+       {{"-> (s32[16384], s32[16384], f32[]) {", "-> (s32[16384], s32[16384], f32[2]) {"}},
+       ":104:19: error: root 'tuple.5' has shape (s32[16384]{0}, s32[16384]{0}, f32[]), but "
+       "computation 'main.6' declares its result as (s32[16384], s32[16384], f32[2])"},
+      {"parameter_shape_other_than_the_signature",
+       {{"(reduce_max.3: f32[], reduce_max.4: f32[])", "(reduce_max.3: f32[], reduce_max.4: s32[])"}},
+       ":38:19: error: parameter 'reduce_max.4' has shape f32[], but computation 'region_2.5' "
+       "declares parameter 1 as s32[]"},
+      {"parameter_layout_other_than_the_signature",
+       {{"%fused_computation (param_0: f32[16384,16384], param_1: f32[]) -> f32[] {",
+         "%fused_computation (param_0: f32[16384,16384]{0,1}, param_1: f32[]) -> f32[] {"}},
+       ":43:14: error: parameter 'param_0' has shape f32[16384,16384]{1,0}, but computation "
+       "'fused_computation' declares parameter 0 as f32[16384,16384]{0,1}"},
+      // Operand counts the opcode does not take.
+      {"binary_op_with_three_operands",
+       {{maximum, "maximum(%reduce_max.3, %reduce_max.4, %reduce_max.3)"}},
+       ":39:3: error: maximum takes exactly 2 operand(s), has 3"},
+      {"select_with_two_operands",
+       {{"select(%or.2, %reduce.4, %reduce.6)", "select(%or.2, %reduce.4)"}},
+       ":84:3: error: select needs at least 3 operand(s), has 2"},
+      {"iota_with_an_operand",
+       {{"iota(), iota_dimension=1", "iota(%param_0.1), iota_dimension=1"}},
+       ":67:3: error: iota takes exactly 0 operand(s), has 1"},
+      {"reduce_without_its_init_value",
+       {{"reduce(%param_0, %param_1)", "reduce(%param_0)"}},
+       ":45:3: error: reduce needs at least 2 operand(s), has 1"},
+  };
+}
+
+class SelfContradictionTest : public ::testing::TestWithParam<SelfContradiction> {};
+
+TEST_P(SelfContradictionTest, GivesItsLocatedErrorVerbatim) {
+  const SelfContradiction& c = GetParam();
+  std::string text = ReadFileOrDie(kGoodModulePath);
+  for (const auto& [from, to] : c.edits) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    ASSERT_EQ(text.find(from, at + 1), std::string::npos) << from << " is not unique";
+    text.replace(at, from.size(), to);
+  }
+  ScratchDir dir;
+  const std::string path = dir.Write(c.name + ".txt", text);
+  const RunResult run = RunHlomem({"parse", path});
+  if (c.error.empty()) {
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+  } else {
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_THAT(run.output, HasSubstr(path + c.error + "\n")) << run.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SelfContradictionTest,
+                         ::testing::ValuesIn(SelfContradictions()),
+                         [](const ::testing::TestParamInfo<SelfContradiction>& param) {
+                           return param.param.name;
+                         });
 
 // ---- the file system -------------------------------------------------------
 
@@ -379,7 +501,8 @@ TEST(ResourceGuardTest, MaxElementsIsAClearErrorAndCanBeRaised) {
 TEST(ResourceGuardTest, MaxNestingDepthIsAClearErrorAndCanBeRaised) {
   ScratchDir dir;
   const std::string path = dir.Write(
-      "deep.hlo", EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1500), " parameter(0)\n")));
+      "deep.hlo",
+      EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1500), " parameter(0)\n"), ""));
   RunResult run = RunHlomem({"report", path});
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_TRUE(HasLocatedError(run.output, path)) << run.output.substr(0, 2000);
@@ -397,7 +520,8 @@ TEST(ResourceGuardTest, MaxNestingDepthIsAClearErrorAndCanBeRaised) {
 TEST(ResourceGuardTest, DeepestAllowedNestingRunsToTheEnd) {
   ScratchDir dir;
   const std::string path = dir.Write(
-      "deepest.hlo", EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1990), " parameter(0)\n")));
+      "deepest.hlo",
+      EntryModule(absl::StrCat("  ROOT %p = ", NestedTuple(1990), " parameter(0)\n"), ""));
   for (const char* format : {"text", "json"}) {
     const RunResult run =
         RunHlomem({"report", "--format", format, "--max-nesting-depth", "2000", path});
