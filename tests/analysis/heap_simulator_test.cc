@@ -255,6 +255,15 @@ TEST(HeapSimulatorTest, RandomStreamsMatchTheReference) {
   EXPECT_EQ(streams, 3600);
 }
 
+// Frees one of the `live` buffers, picked by `rng`.
+void FreeOneAtRandom(std::mt19937_64& rng, std::vector<uint32_t>* live,
+                     std::vector<HeapEvent>* events) {
+  const size_t k = rng() % live->size();
+  events->push_back({HeapEvent::kFree, (*live)[k], 0, 0});
+  (*live)[k] = live->back();
+  live->pop_back();
+}
+
 // Many buffers live at once, as in an unrolled training step: long-lived
 // chunks stacked, short ones filling and leaving holes between them.
 TEST(HeapSimulatorTest, CrowdedStreamsMatchTheReference) {
@@ -264,12 +273,7 @@ TEST(HeapSimulatorTest, CrowdedStreamsMatchTheReference) {
     std::vector<HeapEvent> events;
     std::vector<uint32_t> live;
     for (uint32_t id = 0; id < n; ++id) {
-      if (!live.empty() && rng() % 3 == 0) {
-        const size_t k = rng() % live.size();
-        events.push_back({HeapEvent::kFree, live[k], 0, 0});
-        live[k] = live.back();
-        live.pop_back();
-      }
+      if (!live.empty() && rng() % 3 == 0) FreeOneAtRandom(rng, &live, &events);
       const int64_t size = int64_t{64} << (rng() % 6);
       events.push_back({HeapEvent::kAlloc, id, size, 0});
       if (rng() % 2 == 0) live.push_back(id);  // else never freed
@@ -293,10 +297,7 @@ TEST(HeapSimulatorTest, LongLifetimesOverManyGroupsMatchTheReference) {
     std::vector<uint32_t> live;
     for (uint32_t id = 0; id < n; ++id) {
       while (live.size() > 40 || (!live.empty() && rng() % 2 == 0)) {
-        const size_t k = rng() % live.size();
-        events.push_back({HeapEvent::kFree, live[k], 0, 0});
-        live[k] = live.back();
-        live.pop_back();
+        FreeOneAtRandom(rng, &live, &events);
       }
       const int64_t size = int64_t{64} * static_cast<int64_t>(1 + rng() % 40);
       events.push_back({HeapEvent::kAlloc, id, size, 0});
