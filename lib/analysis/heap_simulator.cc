@@ -96,10 +96,17 @@ class PlacedChunks {
       return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
     });
     leaf_of_.assign(intervals.size(), 0);
-    starts_.reserve(by_start.size());
+    std::vector<int64_t> starts;  // leaf -> start time
+    starts.reserve(by_start.size());
     for (size_t k = 0; k < by_start.size(); ++k) {
       leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
-      starts_.push_back(intervals[by_start[k]].start);
+      starts.push_back(intervals[by_start[k]].start);
+    }
+    // Worked out once: a buffer's placement and its query both need it.
+    starting_by_end_.reserve(by_start.size());
+    for (uint32_t id : by_start) {
+      starting_by_end_.push_back(static_cast<uint32_t>(
+          std::upper_bound(starts.begin(), starts.end(), intervals[id].end) - starts.begin()));
     }
     chunk_.assign(by_start.size(), kUnplaced);
     stamp_.assign(by_start.size(), 0);
@@ -109,9 +116,8 @@ class PlacedChunks {
     const size_t leaf = leaf_of_[id];
     const Run chunk{offset, RoundUpTo(offset + intervals_[id].size, alignment_)};
     chunk_[leaf] = chunk;
-    const size_t n = starts_.size();
-    for (size_t lo = leaf + n, hi = LeavesStartingBy(intervals_[id].end) + n; lo < hi;
-         lo /= 2, hi /= 2) {
+    const size_t n = chunk_.size();
+    for (size_t lo = leaf + n, hi = starting_by_end_[leaf] + n; lo < hi; lo /= 2, hi /= 2) {
       if (lo & 1) live_.Merge(lo++, chunk);
       if (hi & 1) live_.Merge(--hi, chunk);
     }
@@ -126,8 +132,8 @@ class PlacedChunks {
   // read again: a group's members can overlap the same chunk.
   void AppendLive(uint32_t id, uint32_t query, bool dedupe, std::vector<Run>* out) {
     const size_t first = leaf_of_[id];
-    for (size_t node = first + starts_.size(); node >= 1; node /= 2) live_.AppendTo(node, out);
-    const size_t limit = LeavesStartingBy(intervals_[id].end);
+    for (size_t node = first + chunk_.size(); node >= 1; node /= 2) live_.AppendTo(node, out);
+    const size_t limit = starting_by_end_[first];
     size_t group = (first + kGroup - 1) / kGroup, group_end = limit / kGroup;
     if (group >= group_end) {
       AppendPlaced(first, limit, query, dedupe, out);
@@ -148,12 +154,6 @@ class PlacedChunks {
   // is read leaf by leaf.
   static constexpr size_t kGroup = 64;
 
-  // How many leaves start at or before `time`.
-  size_t LeavesStartingBy(int64_t time) const {
-    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), time) -
-                               starts_.begin());
-  }
-
   void AppendPlaced(size_t first, size_t limit, uint32_t query, bool dedupe,
                     std::vector<Run>* out) {
     for (size_t leaf = first; leaf < limit; ++leaf) {
@@ -168,7 +168,7 @@ class PlacedChunks {
 
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
-  std::vector<int64_t> starts_;    // leaf -> start time
+  std::vector<uint32_t> starting_by_end_;  // leaf -> how many leaves start by its end
   std::vector<uint32_t> leaf_of_;  // buffer id -> leaf
   std::vector<Run> chunk_;         // leaf -> its chunk once placed, else kUnplaced
   std::vector<uint32_t> stamp_;    // leaf -> last query that read it
