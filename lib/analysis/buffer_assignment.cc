@@ -754,6 +754,7 @@ class BufferAssigner {
     const std::vector<Placement> placements = SlicedPrefetchPlacements(values, in_heap);
 
     for (int64_t t = 0; t <= s.end_time(); ++t) {
+      const size_t events_before_step = events.size();
       for (ValueId v : starting.row(static_cast<size_t>(t))) {
         const BufferId b = df_->buffer_of(v);
         if (placements[v].with != kNone) {
@@ -800,6 +801,7 @@ class BufferAssigner {
         freed[v] = true;
         events.push_back({HeapEvent::kFree, v, size_of(v), 0});
       }
+      for (size_t k = events_before_step; k < events.size(); ++k) events[k].step = t;
     }
 
     // The heap simulator works on dense ids: each value's rank by value id

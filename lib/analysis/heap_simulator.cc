@@ -20,6 +20,8 @@ struct Interval {
   int64_t size = 0;
   int64_t start = 0;
   int64_t end = -1;
+  int64_t start_step = -1;  // the schedule steps of the same events
+  int64_t end_step = -1;
   bool needs_allocation = false;
   bool present = false;
   bool first = false;
@@ -320,6 +322,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
           break;
         }
         in.start = counter++;
+        in.start_step = e.step;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
         in.first = e.kind == HeapEvent::kAlloc && e.first;
         if (e.kind != HeapEvent::kAlloc) share_with[e.buffer] = e.share_with;
@@ -328,11 +331,17 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
       case HeapEvent::kFree:
         if (in.size == 0) break;
         in.end = counter++;
+        in.end_step = e.step;
         break;
     }
   }
+  int64_t last_step = -1;
+  for (const HeapEvent& e : events) last_step = std::max(last_step, e.step);
   for (Interval& in : intervals) {
-    if (in.present && in.size > 0 && in.end < 0) in.end = counter;
+    if (in.present && in.size > 0 && in.end < 0) {
+      in.end = counter;
+      in.end_step = last_step;
+    }
   }
 
   // Who shares whose chunk, in the order they joined.
@@ -375,17 +384,52 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
       for (uint32_t g : groups.row(r)) max_end[r] = std::max(max_end[r], intervals[g].end);
     }
   }
+  // Per root, for the schedule-time orders: the group's first and last
+  // step, and the bytes it spans (its own size but for kPlaceWith groups).
+  struct GroupSpan {
+    int64_t first_step = 0;
+    int64_t last_step = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<GroupSpan> span;
+  if (order == HeapOrder::kScheduleSpatial || order == HeapOrder::kScheduleExtent) {
+    span.assign(id_count, {});
+    for (uint32_t r : roots) {
+      GroupSpan& g = span[r];
+      g.first_step = intervals[r].start_step;
+      g.last_step = intervals[r].end_step;
+      int64_t low = 0, high = 0;
+      for (uint32_t m : groups.row(r)) {
+        g.first_step = std::min(g.first_step, intervals[m].start_step);
+        g.last_step = std::max(g.last_step, intervals[m].end_step);
+        low = std::min(low, from_root[m]);
+        high = std::max(high, from_root[m] + intervals[m].size);
+      }
+      g.bytes = order == HeapOrder::kScheduleExtent ? high - low : intervals[r].size;
+    }
+  }
   std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) {
     const Interval& x = intervals[a];
     const Interval& y = intervals[b];
     if (x.first != y.first) return x.first;
-    if (order == HeapOrder::kSpatial) {
-      return std::make_tuple(-x.size, x.start - x.end, a) <
-             std::make_tuple(-y.size, y.start - y.end, b);
+    switch (order) {
+      case HeapOrder::kSpatial:
+        return std::make_tuple(-x.size, x.start - x.end, a) <
+               std::make_tuple(-y.size, y.start - y.end, b);
+      case HeapOrder::kAllocation:
+        return x.start < y.start;  // unique ticks
+      case HeapOrder::kTemporal:
+        return std::make_tuple(x.start - max_end[a], -x.size, a) <
+               std::make_tuple(y.start - max_end[b], -y.size, b);
+      case HeapOrder::kScheduleSpatial:
+      case HeapOrder::kScheduleExtent: {
+        const GroupSpan& p = span[a];
+        const GroupSpan& q = span[b];
+        return std::make_tuple(-p.bytes, p.first_step - p.last_step, a) <
+               std::make_tuple(-q.bytes, q.first_step - q.last_step, b);
+      }
     }
-    if (order == HeapOrder::kAllocation) return x.start < y.start;  // unique ticks
-    return std::make_tuple(x.start - max_end[a], -x.size, a) <
-           std::make_tuple(y.start - max_end[b], -y.size, b);
+    return a < b;
   });
 
   PlaceGroups(intervals, roots, groups, from_root, alignment, &result);
@@ -399,6 +443,16 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
   }
   if (orders == target::HeapOrders::kAllocationOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
+  }
+  if (orders == target::HeapOrders::kMemorySpaceAssignment) {
+    HeapResult best;
+    best.heap_size = -1;
+    for (HeapOrder order : {HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent,
+                            HeapOrder::kTemporal, HeapOrder::kAllocation}) {
+      HeapResult candidate = GlobalDecreasingSizeBestFit(events, id_count, alignment, order);
+      if (best.heap_size < 0 || candidate.heap_size < best.heap_size) best = std::move(candidate);
+    }
+    return best;
   }
   if (orders == target::HeapOrders::kSmallestOfAll) {
     HeapResult best = BestHeap(events, id_count, alignment, target::HeapOrders::kSmallerOfBoth);

@@ -27,6 +27,9 @@ struct HeapEvent {
   // (XLA:TPU's memory-space assignment gives a cross-program prefetch its
   // chunk before anything else).
   bool first = false;
+  // The schedule step the event happens at, for the orders that compare
+  // lifetimes in schedule time rather than in event ticks (-1: unknown).
+  int64_t step = -1;
 };
 
 struct HeapResult {
@@ -35,20 +38,34 @@ struct HeapResult {
   std::vector<int64_t> offsets;
 };
 
-enum class HeapOrder { kSpatial, kTemporal, kAllocation };
+enum class HeapOrder {
+  kSpatial,
+  kTemporal,
+  kAllocation,
+  // Memory-space assignment's order when memory boundedness ties
+  // (MemoryBoundednessBufferIntervalComparator): decreasing size, then
+  // decreasing lifetime in schedule steps (HloLiveRange time, not event
+  // ticks), then start. kScheduleSpatial takes a buffer's own size;
+  // kScheduleExtent the bytes its whole group spans, as a sliced prefetch
+  // is one interval of the size of the array its slices are joined into.
+  kScheduleSpatial,
+  kScheduleExtent,
+};
 
 // Lays out `events` with best-fit in decreasing size (kSpatial),
-// decreasing lifetime (kTemporal) or allocation (kAllocation) order; the
-// last is an online best-fit allocator, each buffer placed when allocated
-// among the chunks still live. `id_count` bounds the ids used.
+// decreasing lifetime (kTemporal) or allocation (kAllocation) order, or in
+// the schedule-time orders above; kAllocation is an online best-fit
+// allocator, each buffer placed when allocated among the chunks still live.
+// `id_count` bounds the ids used.
 HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
                                        uint32_t id_count, int64_t alignment,
                                        HeapOrder order);
 
 // The heap in the orders a target asks for: by default both, the smaller
 // heap winning and ties going to spatial (XLA's ChooseBestHeapAlgorithm over
-// the two); the temporal or allocation order alone; or the smallest of
-// all three.
+// the two); the temporal or allocation order alone; the smallest of all
+// three; or, for memory-space assignment, the smallest of the two
+// schedule-time orders, the temporal and the allocation order.
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth);
 

@@ -66,6 +66,10 @@ enum class HeapOrders : uint8_t {
   kAllocationOnly,
   // The smallest of the allocation, temporal and spatial orders.
   kSmallestOfAll,
+  // The smallest of the allocation and temporal orders and of memory-space
+  // assignment's size-then-lifetime order in schedule time, by a buffer's
+  // own size and by its group's extent (analysis::HeapOrder).
+  kMemorySpaceAssignment,
 };
 
 class Target {

@@ -57,6 +57,7 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
   struct Life {
     int64_t size = 0, start = 0, end = -1;
     bool present = false, root = false, first = false;
+    int64_t start_step = -1, end_step = -1;  // the events' schedule steps
     int64_t shift = 0;                    // kPlaceWith's offset
     uint32_t with = 0xffffffffu;          // kShareWith / kPlaceWith
   };
@@ -67,7 +68,10 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
   for (const HeapEvent& e : events) {
     Life& l = life[e.buffer];
     if (e.kind == HeapEvent::kFree) {
-      if (l.size != 0) l.end = tick++;
+      if (l.size != 0) {
+        l.end = tick++;
+        l.end_step = e.step;
+      }
       continue;
     }
     l.size = e.size;
@@ -77,13 +81,19 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
       continue;
     }
     l.start = tick++;
+    l.start_step = e.step;
     l.root = e.kind == HeapEvent::kAlloc;
     l.first = l.root && e.first;
     if (!l.root) l.with = e.share_with;
     if (e.kind == HeapEvent::kPlaceWith) l.shift = e.offset;
   }
+  int64_t last_step = -1;
+  for (const HeapEvent& e : events) last_step = std::max(last_step, e.step);
   for (Life& l : life) {
-    if (l.present && l.size > 0 && l.end < 0) l.end = tick;
+    if (l.present && l.size > 0 && l.end < 0) {
+      l.end = tick;
+      l.end_step = last_step;
+    }
   }
   // Joiners of each buffer in event order.
   std::vector<std::vector<uint32_t>> joiners(id_count);
@@ -101,6 +111,10 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
   std::vector<std::vector<uint32_t>> group(id_count);
   std::vector<int64_t> from_root(id_count, 0);
   std::vector<int64_t> group_end(id_count, 0);
+  // For the schedule-time orders: each group's first and last step and the
+  // bytes from its lowest member's start to its highest member's end.
+  std::vector<int64_t> group_first_step(id_count, 0), group_last_step(id_count, 0);
+  std::vector<int64_t> group_extent(id_count, 0);
   for (uint32_t r : roots) {
     group[r] = {r};
     for (size_t k = 0; k < group[r].size(); ++k) {
@@ -109,7 +123,17 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
         group[r].push_back(j);
       }
     }
-    for (uint32_t g : group[r]) group_end[r] = std::max(group_end[r], life[g].end);
+    group_first_step[r] = life[r].start_step;
+    group_last_step[r] = life[r].end_step;
+    int64_t low = 0, high = 0;
+    for (uint32_t g : group[r]) {
+      group_end[r] = std::max(group_end[r], life[g].end);
+      group_first_step[r] = std::min(group_first_step[r], life[g].start_step);
+      group_last_step[r] = std::max(group_last_step[r], life[g].end_step);
+      low = std::min(low, from_root[g]);
+      high = std::max(high, from_root[g] + life[g].size);
+    }
+    group_extent[r] = high - low;
   }
   auto key = [&](uint32_t id) {
     const Life& l = life[id];
@@ -118,6 +142,12 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
         return std::make_tuple(!l.first, -l.size, l.start - l.end, int64_t{id});
       case HeapOrder::kTemporal:
         return std::make_tuple(!l.first, l.start - group_end[id], -l.size, int64_t{id});
+      case HeapOrder::kScheduleSpatial:
+        return std::make_tuple(!l.first, -l.size, group_first_step[id] - group_last_step[id],
+                               int64_t{id});
+      case HeapOrder::kScheduleExtent:
+        return std::make_tuple(!l.first, -group_extent[id],
+                               group_first_step[id] - group_last_step[id], int64_t{id});
       case HeapOrder::kAllocation:
         break;
     }
@@ -221,6 +251,13 @@ std::vector<HeapEvent> RandomStream(std::mt19937_64& rng, uint32_t n, int64_t al
     live[k] = live.back();
     live.pop_back();
   }
+  // Schedule steps: several events to a step, as the events of one
+  // instruction share its step.
+  int64_t step = 0;
+  for (HeapEvent& e : events) {
+    step += static_cast<int64_t>(pick(2));
+    e.step = step;
+  }
   return events;
 }
 
@@ -235,7 +272,8 @@ void ExpectSame(const HeapResult& want, const HeapResult& got, const std::string
 // Each order's layout of `events` is the reference's.
 void ExpectEveryOrderMatchesTheReference(const std::vector<HeapEvent>& events, uint32_t n,
                                          int64_t alignment, const std::string& what) {
-  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation}) {
+  for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation,
+                          HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent}) {
     ExpectSame(ReferenceLayOut(events, n, alignment, order),
                GlobalDecreasingSizeBestFit(events, n, alignment, order),
                what + " order " + std::to_string(static_cast<int>(order)));
@@ -310,6 +348,10 @@ TEST(HeapSimulatorTest, LongLifetimesOverManyGroupsMatchTheReference) {
 
 HeapEvent Alloc(uint32_t id, int64_t size) { return {HeapEvent::kAlloc, id, size, 0}; }
 HeapEvent Free(uint32_t id) { return {HeapEvent::kFree, id, 0, 0}; }
+HeapEvent AtStep(int64_t step, HeapEvent e) {
+  e.step = step;
+  return e;
+}
 
 // Buffers 0..5 = A..F; ticks in the comments. Lifetimes: A [0,5], B [1,8],
 // C [2,9], D [3,6], E [4,10], F [7,11].
@@ -364,6 +406,53 @@ TEST(HeapSimulatorTest, DisplacedMemberByHand) {
   EXPECT_EQ(heap.offsets, (std::vector<int64_t>{0, 4, 9, 6}));
   EXPECT_EQ(heap.heap_size, 12);
   ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kAllocation), heap, "reference");
+}
+
+TEST(HeapSimulatorTest, ScheduleOrderComparesLifetimesInStepsByHand) {
+  // A (0) and B (3), 2 bytes each; C (1) and D (2), 1 byte each, come and
+  // go at step 1. In ticks A [0,6] outlives B [5,7]; in steps B [1,5]
+  // outlives A [0,1]. kSpatial puts A at 0 and B over it at 2; C and D live
+  // with A only, so above it: 2. kScheduleSpatial puts B first at 0, A at 2,
+  // and C and D fit in the gap below A: 0.
+  const std::vector<HeapEvent> events = {
+      AtStep(0, Alloc(0, 2)), AtStep(1, Alloc(1, 1)), AtStep(1, Free(1)),
+      AtStep(1, Alloc(2, 1)), AtStep(1, Free(2)),     AtStep(1, Alloc(3, 2)),
+      AtStep(1, Free(0)),     AtStep(5, Free(3))};
+  const HeapResult by_ticks = GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kSpatial);
+  EXPECT_EQ(by_ticks.offsets, (std::vector<int64_t>{0, 2, 2, 2}));
+  EXPECT_EQ(by_ticks.heap_size, 4);
+  const HeapResult by_steps =
+      GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kScheduleSpatial);
+  EXPECT_EQ(by_steps.offsets, (std::vector<int64_t>{2, 0, 0, 0}));
+  EXPECT_EQ(by_steps.heap_size, 4);
+  ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kScheduleSpatial), by_steps, "reference");
+}
+
+TEST(HeapSimulatorTest, ScheduleExtentOrdersASlicedGroupByItsWholeSizeByHand) {
+  // A sliced prefetch: pieces P1 (0) and P2 (1) of 1 byte, P2 one byte above
+  // P1, then the 2-byte array Q (3) they form, at P1's offset; the group
+  // spans 2 bytes over steps [0,4]. Z (2) is 2 bytes over steps [1,3], live
+  // with every member. By P1's own size Z goes first (0) and the group
+  // above it (2); by the group's extent the two tie on size, and the
+  // group's longer lifetime puts it at 0 and Z at 2.
+  const std::vector<HeapEvent> events = {
+      AtStep(0, Alloc(0, 1)),
+      AtStep(1, {HeapEvent::kPlaceWith, 1, 1, 0, 1}),
+      AtStep(1, Alloc(2, 2)),
+      AtStep(2, Free(0)),
+      AtStep(2, Free(1)),
+      AtStep(2, {HeapEvent::kPlaceWith, 3, 2, 0, 0}),
+      AtStep(3, Free(2)),
+      AtStep(4, Free(3))};
+  const HeapResult by_root =
+      GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kScheduleSpatial);
+  EXPECT_EQ(by_root.offsets, (std::vector<int64_t>{2, 3, 0, 2}));
+  EXPECT_EQ(by_root.heap_size, 4);
+  const HeapResult by_extent =
+      GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kScheduleExtent);
+  EXPECT_EQ(by_extent.offsets, (std::vector<int64_t>{0, 1, 2, 0}));
+  EXPECT_EQ(by_extent.heap_size, 4);
+  ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kScheduleExtent), by_extent, "reference");
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ TEST(AccelOomTest, CompileTimeHbmOomIsExplainedWithXlasFigures) {
 TEST(AccelXlaDisagreementTest, ADifferingSpaceIsAFindingAndAgreementIsNot) {
   const std::string root = std::string(HLOMEM_TESTDATA_DIR) + "/accel/";
   absl::StatusOr<Report> differs =
-      pipeline::BuildReport({root + "tpu_v5e/det_fragmentation_neg"}, pipeline::ReportOptions());
+      pipeline::BuildReport({root + "tpu_v5e/det_saved_activations_transformer_neg"}, pipeline::ReportOptions());
   ASSERT_TRUE(differs.ok()) << differs.status().message();
   const ModuleReport& m = differs->modules.at(0);
   int64_t expected = 0;

@@ -150,21 +150,21 @@ TEST(TpuTargetTest, NamesAndDevice) {
   EXPECT_FALSE(bare->device().has_value());
 }
 
-// HBM is laid out as XLA:TPU allocates, online; VMEM by the smallest of
-// all three orders, SMEM by the smaller of the offline two. Past the HBM XLA:TPU offers (which a bare target
+// HBM is laid out as XLA:TPU allocates, online; VMEM by memory-space
+// assignment's orders, SMEM by the smaller of the offline two. Past the HBM XLA:TPU offers (which a bare target
 // does not know) it assigns again, tighter: temps may enter donated
 // parameters, and HBM takes the smallest heap of all three orders.
 TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   const std::unique_ptr<Target> v6e = MakeTpuTarget(FindTpuGeneration("v6e"));
   EXPECT_EQ(v6e->heap_orders(0), HeapOrders::kAllocationOnly);
-  EXPECT_EQ(v6e->heap_orders(1), HeapOrders::kSmallestOfAll);
+  EXPECT_EQ(v6e->heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(v6e->heap_orders(2), HeapOrders::kSmallerOfBoth);
   EXPECT_FALSE(v6e->TempsShareOutputAllocations());
   EXPECT_TRUE(v6e->TupleTablesAfterArrays());
   EXPECT_FALSE(MakeCpuTarget()->TupleTablesAfterArrays());
   EXPECT_EQ(v6e->TightAssignmentAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
   EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallestOfAll);
-  EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kSmallestOfAll);
+  EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(MakeTpuTarget(nullptr)->TightAssignmentAbove(), std::nullopt);
   EXPECT_EQ(MakeCpuTarget()->TightAssignmentAbove(), std::nullopt);
 }
