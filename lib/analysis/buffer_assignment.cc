@@ -824,7 +824,8 @@ class BufferAssigner {
     const uint32_t id_count = static_cast<uint32_t>(values.size());
     HeapResult heap =
         BestHeap(events, id_count, target_.Alignment(color),
-                 tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color));
+                 tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color),
+                 target_.heap_budget(color));
     heap_peak_ = std::max(heap_peak_, target_.PeakCountsValues(color)
                                            ? ValuesPeak(values)
                                            : LiveBytesPeak(events, id_count));

@@ -244,9 +244,15 @@ int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
 // [offset - d_g - size_g + alignment, end - d_g); the best fit is then the
 // smallest gap of allowed X (with every d_g 0 and one size, the same
 // choice as the smallest gap of memory).
-void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
-                 const Csr<uint32_t>& groups, const std::vector<int64_t>& from_root,
-                 int64_t alignment, HeapResult* result) {
+//
+// With a `budget`, stops at the first root from `checked_from` on whose
+// group ends above it and returns its index (the layout then partial);
+// else returns roots.size().
+size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
+                   const Csr<uint32_t>& groups, const std::vector<int64_t>& from_root,
+                   int64_t alignment, HeapResult* result,
+                   int64_t budget = std::numeric_limits<int64_t>::max(),
+                   size_t checked_from = 0) {
   std::vector<uint32_t> members;
   for (uint32_t r : roots) {
     const auto group = groups.row(r);
@@ -260,7 +266,15 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
   };
   std::vector<Run> used, scratch, live;
   uint32_t query = 0;
-  for (uint32_t root : roots) {
+  // Whether the group placed at `x` (+ each member's distance) fits.
+  auto within_budget = [&](const auto& group, int64_t x) {
+    for (uint32_t g : group) {
+      if (x + from_root[g] + intervals[g].size > budget) return false;
+    }
+    return true;
+  };
+  for (size_t k = 0; k < roots.size(); ++k) {
+    const uint32_t root = roots[k];
     const auto group = groups.row(root);
     int64_t lowest = 0;
     for (uint32_t g : group) lowest = std::min(lowest, from_root[g]);
@@ -283,6 +297,7 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
         }
       }
       const int64_t x = BestFit(&used, alignment, &scratch) - lowest;
+      if (k >= checked_from && !within_budget(group, x)) return k;
       for (uint32_t g : group) place(g, x + from_root[g]);
       continue;
     }
@@ -294,18 +309,27 @@ void PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint3
       placed.AppendLive(g, query, group.size() > 1, &used);
     }
     const int64_t offset = BestFit(&used, max_size, &scratch);
+    if (k >= checked_from && !within_budget(group, offset)) return k;
     for (uint32_t g : group) place(g, offset);
   }
+  return roots.size();
 }
 
-}  // namespace
+// An event stream read into lifetimes and groups, for laying out in any
+// order.
+struct PreparedHeap {
+  std::vector<Interval> intervals;
+  std::vector<uint32_t> roots;  // the buffers that take a chunk of their own
+  Csr<uint32_t> groups;         // per root: it and every buffer sharing its chunk
+  std::vector<int64_t> from_root;
+  std::vector<int64_t> empty_offsets;  // 0 for a buffer of no bytes, else -1
+};
 
-HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
-                                       uint32_t id_count, int64_t alignment,
-                                       HeapOrder order) {
-  HeapResult result;
-  result.offsets.assign(id_count, -1);
-  std::vector<Interval> intervals(id_count);
+PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count) {
+  PreparedHeap p;
+  p.empty_offsets.assign(id_count, -1);
+  std::vector<Interval>& intervals = p.intervals;
+  intervals.resize(id_count);
   std::vector<uint32_t> share_with(id_count, kNoBuffer);
   std::vector<int64_t> place_offset(id_count, 0);
   int64_t counter = 0;
@@ -318,7 +342,7 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
         in.size = e.size;
         in.present = true;
         if (e.size == 0) {
-          result.offsets[e.buffer] = 0;  // nothing to place, no tick
+          p.empty_offsets[e.buffer] = 0;  // nothing to place, no tick
           break;
         }
         in.start = counter++;
@@ -354,29 +378,36 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
       }
     }
   });
-  std::vector<uint32_t> roots;
   for (uint32_t id = 0; id < id_count; ++id) {
     const Interval& in = intervals[id];
-    if (in.present && in.size > 0 && in.needs_allocation) roots.push_back(id);
+    if (in.present && in.size > 0 && in.needs_allocation) p.roots.push_back(id);
   }
   // Each root's group, once: the root, then every buffer sharing its chunk,
   // transitively, breadth first; each member's distance from the root's
   // offset (0 but for kPlaceWith).
-  std::vector<int64_t> from_root(id_count, 0);
-  const Csr<uint32_t> groups = Csr<uint32_t>::Build(id_count, [&](auto emit) {
+  p.from_root.assign(id_count, 0);
+  p.groups = Csr<uint32_t>::Build(id_count, [&](auto emit) {
     std::vector<uint32_t> group;
-    for (uint32_t root : roots) {
+    for (uint32_t root : p.roots) {
       group.assign(1, root);
       for (size_t k = 0; k < group.size(); ++k) {
         for (uint32_t c : colocations.row(group[k])) {
-          from_root[c] = from_root[group[k]] + place_offset[c];
+          p.from_root[c] = p.from_root[group[k]] + place_offset[c];
           group.push_back(c);
         }
       }
       for (uint32_t g : group) emit(root, g);
     }
   });
+  return p;
+}
 
+// The roots of `p` in `order`.
+std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
+  const std::vector<Interval>& intervals = p.intervals;
+  const Csr<uint32_t>& groups = p.groups;
+  const size_t id_count = intervals.size();
+  std::vector<uint32_t> roots = p.roots;
   std::vector<int64_t> max_end;
   if (order == HeapOrder::kTemporal) {
     max_end.assign(id_count, 0);
@@ -392,7 +423,8 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
     int64_t bytes = 0;
   };
   std::vector<GroupSpan> span;
-  if (order == HeapOrder::kScheduleSpatial || order == HeapOrder::kScheduleExtent) {
+  if (order == HeapOrder::kScheduleSpatial || order == HeapOrder::kScheduleExtent ||
+      order == HeapOrder::kRepack) {
     span.assign(id_count, {});
     for (uint32_t r : roots) {
       GroupSpan& g = span[r];
@@ -402,15 +434,22 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
       for (uint32_t m : groups.row(r)) {
         g.first_step = std::min(g.first_step, intervals[m].start_step);
         g.last_step = std::max(g.last_step, intervals[m].end_step);
-        low = std::min(low, from_root[m]);
-        high = std::max(high, from_root[m] + intervals[m].size);
+        low = std::min(low, p.from_root[m]);
+        high = std::max(high, p.from_root[m] + intervals[m].size);
       }
-      g.bytes = order == HeapOrder::kScheduleExtent ? high - low : intervals[r].size;
+      g.bytes = order == HeapOrder::kScheduleSpatial ? intervals[r].size : high - low;
     }
   }
   std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) {
     const Interval& x = intervals[a];
     const Interval& y = intervals[b];
+    if (order == HeapOrder::kRepack) {
+      // Every block alike, `first` or not.
+      const GroupSpan& u = span[a];
+      const GroupSpan& v = span[b];
+      return std::make_tuple(u.first_step - u.last_step, -u.bytes, u.first_step, a) <
+             std::make_tuple(v.first_step - v.last_step, -v.bytes, v.first_step, b);
+    }
     if (x.first != y.first) return x.first;
     switch (order) {
       case HeapOrder::kSpatial:
@@ -423,21 +462,81 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
                std::make_tuple(y.start - max_end[b], -y.size, b);
       case HeapOrder::kScheduleSpatial:
       case HeapOrder::kScheduleExtent: {
-        const GroupSpan& p = span[a];
-        const GroupSpan& q = span[b];
-        return std::make_tuple(-p.bytes, p.first_step - p.last_step, a) <
-               std::make_tuple(-q.bytes, q.first_step - q.last_step, b);
+        const GroupSpan& u = span[a];
+        const GroupSpan& v = span[b];
+        return std::make_tuple(-u.bytes, u.first_step - u.last_step, a) <
+               std::make_tuple(-v.bytes, v.first_step - v.last_step, b);
       }
+      case HeapOrder::kRepack:
+        break;
     }
     return a < b;
   });
+  return roots;
+}
 
-  PlaceGroups(intervals, roots, groups, from_root, alignment, &result);
+HeapResult EmptyLayout(const PreparedHeap& p) {
+  HeapResult result;
+  result.offsets = p.empty_offsets;
   return result;
 }
 
+HeapResult LayOut(const PreparedHeap& p, const std::vector<uint32_t>& roots, int64_t alignment) {
+  HeapResult result = EmptyLayout(p);
+  PlaceGroups(p.intervals, roots, p.groups, p.from_root, alignment, &result);
+  return result;
+}
+
+// Memory-space assignment under a budget: roots placed in `roots` order
+// until one does not fit under it; then everything placed so far is
+// repacked, longest-lived first (its best-fit repacker), and kept if the
+// repacked layout fits, and the root tries again. At most `max_repacks`
+// times; a root that still does not fit is placed above the budget (XLA
+// would have left it out of the memory space, but the HLO says it is in).
+HeapResult LayOutWithinBudget(const PreparedHeap& p, std::vector<uint32_t> roots,
+                              int64_t alignment, const target::HeapBudget& budget) {
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  size_t checked_from = 0, repacked_for = kNone;
+  for (int repacks = 0;;) {
+    HeapResult result = EmptyLayout(p);
+    const size_t stop = PlaceGroups(p.intervals, roots, p.groups, p.from_root, alignment,
+                                    &result, budget.bytes, checked_from);
+    if (stop == roots.size()) return result;
+    if (repacks == budget.max_repacks) return LayOut(p, roots, alignment);
+    if (stop == repacked_for) {  // a repack made room, not enough
+      checked_from = stop + 1;
+      continue;
+    }
+    ++repacks;
+    std::vector<bool> placed(p.intervals.size(), false);
+    for (size_t k = 0; k < stop; ++k) placed[roots[k]] = true;
+    std::vector<uint32_t> repacked;
+    for (uint32_t r : SortedRoots(p, HeapOrder::kRepack)) {
+      if (placed[r]) repacked.push_back(r);
+    }
+    HeapResult trial = EmptyLayout(p);
+    if (PlaceGroups(p.intervals, repacked, p.groups, p.from_root, alignment, &trial,
+                    budget.bytes) == repacked.size()) {
+      std::copy(repacked.begin(), repacked.end(), roots.begin());
+      repacked_for = stop;
+      checked_from = stop;
+    } else {
+      checked_from = stop + 1;
+    }
+  }
+}
+
+}  // namespace
+
+HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
+                                       uint32_t id_count, int64_t alignment,
+                                       HeapOrder order) {
+  const PreparedHeap p = Prepare(events, id_count);
+  return LayOut(p, SortedRoots(p, order), alignment);
+}
+
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
-                    target::HeapOrders orders) {
+                    target::HeapOrders orders, std::optional<target::HeapBudget> budget) {
   if (orders == target::HeapOrders::kTemporalOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
   }
@@ -445,12 +544,29 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
   }
   if (orders == target::HeapOrders::kMemorySpaceAssignment) {
-    HeapResult best;
-    best.heap_size = -1;
-    for (HeapOrder order : {HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent,
-                            HeapOrder::kTemporal, HeapOrder::kAllocation}) {
-      HeapResult candidate = GlobalDecreasingSizeBestFit(events, id_count, alignment, order);
-      if (best.heap_size < 0 || candidate.heap_size < best.heap_size) best = std::move(candidate);
+    const PreparedHeap p = Prepare(events, id_count);
+    constexpr HeapOrder kOrders[] = {HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent,
+                                     HeapOrder::kTemporal, HeapOrder::kAllocation};
+    auto smallest = [&](auto lay_out) {
+      HeapResult best;
+      best.heap_size = -1;
+      for (HeapOrder order : kOrders) {
+        HeapResult candidate = lay_out(SortedRoots(p, order));
+        if (best.heap_size < 0 || candidate.heap_size < best.heap_size) {
+          best = std::move(candidate);
+        }
+      }
+      return best;
+    };
+    HeapResult best = smallest([&](std::vector<uint32_t> roots) {
+      return LayOut(p, roots, alignment);
+    });
+    // The orders stand in for memory-space assignment's own, which fits
+    // its budget: past it under every order, it repacked on the way.
+    if (budget && best.heap_size > budget->bytes) {
+      best = smallest([&](std::vector<uint32_t> roots) {
+        return LayOutWithinBudget(p, std::move(roots), alignment, *budget);
+      });
     }
     return best;
   }

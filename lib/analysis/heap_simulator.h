@@ -6,6 +6,7 @@
 #define HLOMEM_LIB_ANALYSIS_HEAP_SIMULATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "lib/target/target.h"
@@ -50,6 +51,9 @@ enum class HeapOrder {
   // is one interval of the size of the array its slices are joined into.
   kScheduleSpatial,
   kScheduleExtent,
+  // Memory-space assignment's best-fit repacker: decreasing lifetime in
+  // schedule steps, then decreasing extent, then start.
+  kRepack,
 };
 
 // Lays out `events` with best-fit in decreasing size (kSpatial),
@@ -66,8 +70,13 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 // the two); the temporal or allocation order alone; the smallest of all
 // three; or, for memory-space assignment, the smallest of the two
 // schedule-time orders, the temporal and the allocation order.
+//
+// kMemorySpaceAssignment with a `budget`: when every order's heap exceeds
+// it, each order is laid out again as memory-space assignment does under
+// its budget, repacking when a buffer does not fit.
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
-                    target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth);
+                    target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth,
+                    std::optional<target::HeapBudget> budget = std::nullopt);
 
 // The most bytes live at once over the event stream, a chunk shared by
 // several buffers counted once: the heap size an ideal, fragmentation-free

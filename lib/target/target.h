@@ -72,6 +72,14 @@ enum class HeapOrders : uint8_t {
   kMemorySpaceAssignment,
 };
 
+// What memory-space assignment may use of a colour: its heap never ends
+// above `bytes`, and it repacks what it has placed up to `max_repacks`
+// times when a buffer does not fit.
+struct HeapBudget {
+  int64_t bytes = 0;
+  int max_repacks = 0;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -114,6 +122,9 @@ class Target {
 
   // The orders the heap of `color` is laid out in.
   virtual HeapOrders heap_orders(int64_t /*color*/) const { return HeapOrders::kSmallerOfBoth; }
+  // What memory-space assignment may use of a colour laid out by it
+  // (kMemorySpaceAssignment); none where the dumps show no limit.
+  virtual std::optional<HeapBudget> heap_budget(int64_t /*color*/) const { return std::nullopt; }
 
   // Whether memory_analysis()'s peak counts the heap of `color` value by
   // value rather than by the heap simulator's events: each value over its

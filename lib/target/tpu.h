@@ -24,6 +24,11 @@ struct TpuGeneration {
   // A tuple's table of 4-byte element addresses is rounded up to this
   // (XLA:TPU's assignments: 512 on v5e, 32 on v5p and v6e).
   int64_t tuple_table_granule;
+  // The most of the on-chip memory laid out by memory-space assignment
+  // (VMEM; on v4 also its colour 3) that XLA:TPU's heaps reach: it keeps the
+  // rest for its kernels' scoped memory. 0 when not known.
+  int64_t msa_vmem_bytes = 0;
+  int64_t msa_color3_bytes = 0;
 };
 
 // The generation named by `name` ("v5e", "v5litepod", "TPU v5 lite", "v4"),

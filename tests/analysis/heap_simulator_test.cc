@@ -455,5 +455,38 @@ TEST(HeapSimulatorTest, ScheduleExtentOrdersASlicedGroupByItsWholeSizeByHand) {
   ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kScheduleExtent), by_extent, "reference");
 }
 
+TEST(HeapSimulatorTest, OverItsBudgetMemorySpaceAssignmentRepacksByHand) {
+  // Nine buffers (sizes 4 6 2 1 5 1 1 4 6; at most 17 bytes live at once).
+  // Every order lays them out in 18 bytes. In allocation order, buffer 4
+  // (5 bytes) comes when 0 sits at 0, 1 at 4, 2 at 10 and 3 at 12: above the
+  // chunks of 1 and 3 it would end at 18. Under a 17-byte budget the four
+  // placed are repacked longest-lived first (1 at 0, 3 at 6, 0 at 7, 2 at
+  // 11), 4 fits at 7, and the rest follow within 17.
+  const int64_t size[] = {4, 6, 2, 1, 5, 1, 1, 4, 6};
+  auto alloc = [&](int64_t step, uint32_t id) { return AtStep(step, Alloc(id, size[id])); };
+  auto free = [&](int64_t step, uint32_t id) {
+    return AtStep(step, {HeapEvent::kFree, id, size[id], 0});  // sized, for LiveBytesPeak
+  };
+  const std::vector<HeapEvent> events = {
+      alloc(0, 0), alloc(0, 1), alloc(0, 2), alloc(0, 3), free(0, 2), free(1, 0),
+      alloc(2, 4), alloc(2, 5), free(3, 5),  alloc(3, 6), alloc(4, 7), free(5, 4),
+      free(5, 3),  alloc(5, 8), free(6, 1),  free(7, 8),  free(7, 6),  free(8, 7)};
+  EXPECT_EQ(LiveBytesPeak(events, 9), 17);
+  const HeapResult unbounded =
+      BestHeap(events, 9, 1, target::HeapOrders::kMemorySpaceAssignment);
+  EXPECT_EQ(unbounded.heap_size, 18);
+  const HeapResult repacked = BestHeap(events, 9, 1, target::HeapOrders::kMemorySpaceAssignment,
+                                       target::HeapBudget{17, 4});
+  EXPECT_EQ(repacked.heap_size, 17);
+  EXPECT_EQ(repacked.offsets, (std::vector<int64_t>{7, 0, 11, 6, 7, 12, 12, 13, 6}));
+  // Without a repack the budget changes nothing; nor does one it already fits.
+  EXPECT_EQ(BestHeap(events, 9, 1, target::HeapOrders::kMemorySpaceAssignment,
+                     target::HeapBudget{17, 0}).heap_size,
+            18);
+  EXPECT_EQ(BestHeap(events, 9, 1, target::HeapOrders::kMemorySpaceAssignment,
+                     target::HeapBudget{18, 4}).offsets,
+            unbounded.offsets);
+}
+
 }  // namespace
 }  // namespace hlomem::analysis

@@ -33,9 +33,9 @@ constexpr int kTpuHbmCloseFloor = 343;
 // colour 3 (both placed by XLA:TPU's memory-space assignment), and for the
 // memory_analysis() fields the dump determines (argument, output, alias,
 // total allocation, peak) of the cases that have XLA's memory_analysis.json.
-constexpr int kTpuEverySpaceExactFloor = 329;
-constexpr int kTpuVmemExactFloor = 251;
-constexpr int kTpuColor3ExactFloor = 78;
+constexpr int kTpuEverySpaceExactFloor = 333;
+constexpr int kTpuVmemExactFloor = 254;
+constexpr int kTpuColor3ExactFloor = 79;
 constexpr int kTpuMemoryAnalysisExactFloor = 310;
 
 // The --device preset of each TPU target directory.

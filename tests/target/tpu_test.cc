@@ -166,6 +166,17 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallestOfAll);
   EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(MakeTpuTarget(nullptr)->TightAssignmentAbove(), std::nullopt);
+  // Memory-space assignment's budgets: VMEM on v5e and v6e, colour 3 on v4.
+  const std::optional<HeapBudget> vmem = v6e->heap_budget(1);
+  ASSERT_TRUE(vmem.has_value());
+  EXPECT_EQ(vmem->bytes, int64_t{96} << 20);
+  EXPECT_EQ(vmem->max_repacks, 4);
+  EXPECT_EQ(MakeTpuTarget(FindTpuGeneration("v5e"))->heap_budget(1)->bytes, int64_t{112} << 20);
+  EXPECT_EQ(MakeTpuTarget(FindTpuGeneration("v4"))->heap_budget(3)->bytes, int64_t{64} << 20);
+  EXPECT_EQ(v6e->heap_budget(0), std::nullopt);
+  EXPECT_EQ(MakeTpuTarget(FindTpuGeneration("v5p"))->heap_budget(1), std::nullopt);
+  EXPECT_EQ(MakeTpuTarget(nullptr)->heap_budget(1), std::nullopt);
+  EXPECT_EQ(MakeCpuTarget()->heap_budget(0), std::nullopt);
   EXPECT_EQ(MakeCpuTarget()->TightAssignmentAbove(), std::nullopt);
 }
 
