@@ -416,7 +416,8 @@ std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
     }
   }
   // Per root, for the schedule-time orders: the group's first and last
-  // step, and the bytes it spans (its own size but for kPlaceWith groups).
+  // step, and its bytes: the root's own for kScheduleSpatial, else from its
+  // lowest member's start to its highest member's end.
   struct GroupSpan {
     int64_t first_step = 0;
     int64_t last_step = 0;

@@ -4,6 +4,7 @@
 // buffers placed first, the three orders, three alignments) must give the
 // same offsets and heap size; a few streams are worked out by hand.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -135,23 +136,25 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
     }
     group_extent[r] = high - low;
   }
-  auto key = [&](uint32_t id) {
+  auto key = [&](uint32_t id) -> std::array<int64_t, 5> {
     const Life& l = life[id];
+    const int64_t later = l.first ? 0 : 1;  // `first` roots ahead, but in a repack
+    const int64_t steps = group_first_step[id] - group_last_step[id];
     switch (order) {
       case HeapOrder::kSpatial:
-        return std::make_tuple(!l.first, -l.size, l.start - l.end, int64_t{id});
+        return {later, -l.size, l.start - l.end, id, 0};
       case HeapOrder::kTemporal:
-        return std::make_tuple(!l.first, l.start - group_end[id], -l.size, int64_t{id});
+        return {later, l.start - group_end[id], -l.size, id, 0};
       case HeapOrder::kScheduleSpatial:
-        return std::make_tuple(!l.first, -l.size, group_first_step[id] - group_last_step[id],
-                               int64_t{id});
+        return {later, -l.size, steps, id, 0};
       case HeapOrder::kScheduleExtent:
-        return std::make_tuple(!l.first, -group_extent[id],
-                               group_first_step[id] - group_last_step[id], int64_t{id});
+        return {later, -group_extent[id], steps, id, 0};
+      case HeapOrder::kRepack:
+        return {steps, -group_extent[id], group_first_step[id], id, 0};
       case HeapOrder::kAllocation:
         break;
     }
-    return std::make_tuple(!l.first, l.start, int64_t{0}, int64_t{0});
+    return {later, l.start, 0, 0, 0};
   };
   std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
 
@@ -273,7 +276,8 @@ void ExpectSame(const HeapResult& want, const HeapResult& got, const std::string
 void ExpectEveryOrderMatchesTheReference(const std::vector<HeapEvent>& events, uint32_t n,
                                          int64_t alignment, const std::string& what) {
   for (HeapOrder order : {HeapOrder::kSpatial, HeapOrder::kTemporal, HeapOrder::kAllocation,
-                          HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent}) {
+                          HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent,
+                          HeapOrder::kRepack}) {
     ExpectSame(ReferenceLayOut(events, n, alignment, order),
                GlobalDecreasingSizeBestFit(events, n, alignment, order),
                what + " order " + std::to_string(static_cast<int>(order)));
