@@ -563,11 +563,13 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
       return LayOut(p, roots, alignment);
     });
     // The orders stand in for memory-space assignment's own, which fits
-    // its budget: past it under every order, it repacked on the way.
+    // its budget: past it under every order, it repacked on the way. (A
+    // repack can leave the buffers after it worse off; the smaller wins.)
     if (budget && best.heap_size > budget->bytes) {
-      best = smallest([&](std::vector<uint32_t> roots) {
+      HeapResult repacked = smallest([&](std::vector<uint32_t> roots) {
         return LayOutWithinBudget(p, std::move(roots), alignment, *budget);
       });
+      if (repacked.heap_size < best.heap_size) best = std::move(repacked);
     }
     return best;
   }

@@ -5,8 +5,10 @@
 // same offsets and heap size; a few streams are worked out by hand.
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -300,6 +302,80 @@ TEST(HeapSimulatorTest, RandomStreamsMatchTheReference) {
     ++streams;
   }
   EXPECT_EQ(streams, 1200);
+}
+
+// Whether `heap` places no two buffers live at the same tick over the same
+// bytes, but for buffers of one group (kShareWith and kPlaceWith chains,
+// placed against each other by the caller); the heap size is the top of
+// the highest chunk.
+void ExpectValidLayout(const std::vector<HeapEvent>& events, uint32_t n, const HeapResult& heap,
+                       const std::string& what) {
+  std::vector<int64_t> start(n, -1), end(n, -1), size(n, 0);
+  std::vector<uint32_t> group_of(n);  // the root of its group
+  for (uint32_t id = 0; id < n; ++id) group_of[id] = id;
+  int64_t tick = 0;
+  for (const HeapEvent& e : events) {
+    if (e.kind == HeapEvent::kFree) {
+      if (size[e.buffer] > 0) end[e.buffer] = tick++;
+      continue;
+    }
+    size[e.buffer] = e.size;
+    if (e.size == 0) continue;
+    start[e.buffer] = tick++;
+    if (e.kind != HeapEvent::kAlloc) group_of[e.buffer] = group_of[e.share_with];
+  }
+  int64_t top = 0;
+  for (uint32_t a = 0; a < n; ++a) {
+    if (size[a] == 0 || start[a] < 0) continue;
+    if (end[a] < 0) end[a] = tick;
+    top = std::max(top, heap.offsets[a] + size[a]);
+  }
+  EXPECT_EQ(heap.heap_size, top) << what;
+  for (uint32_t a = 0; a < n; ++a) {
+    for (uint32_t b = a + 1; b < n; ++b) {
+      if (size[a] == 0 || size[b] == 0 || start[a] < 0 || start[b] < 0) continue;
+      if (group_of[a] == group_of[b]) continue;
+      const bool in_time = start[a] <= end[b] && start[b] <= end[a];
+      const bool in_memory = heap.offsets[a] < heap.offsets[b] + size[b] &&
+                             heap.offsets[b] < heap.offsets[a] + size[a];
+      ASSERT_FALSE(in_time && in_memory) << what << ": buffers " << a << " and " << b;
+    }
+  }
+}
+
+// Under a budget, memory-space assignment's layouts stay valid, are never
+// larger than without it, and are the same where the orders already fit.
+TEST(HeapSimulatorTest, BudgetedLayoutsAreValidAndNeverLarger) {
+  int repacked = 0, smaller = 0;
+  for (uint64_t seed = 1; seed <= 600; ++seed) {
+    std::mt19937_64 rng(seed);
+    const uint32_t n = static_cast<uint32_t>(rng() % 80);
+    const int64_t alignment = seed % 2 == 0 ? 1 : 64;
+    const std::vector<HeapEvent> events = RandomStream(rng, n, alignment);
+    const HeapResult free_of_budget =
+        BestHeap(events, n, alignment, target::HeapOrders::kMemorySpaceAssignment);
+    // A budget from three quarters of the heap to all of it.
+    const int64_t low = free_of_budget.heap_size * 3 / 4;
+    const int64_t budget =
+        low + static_cast<int64_t>(rng() % static_cast<uint64_t>(free_of_budget.heap_size - low + 1));
+    const HeapResult within = BestHeap(events, n, alignment,
+                                       target::HeapOrders::kMemorySpaceAssignment,
+                                       target::HeapBudget{budget, static_cast<int>(rng() % 5)});
+    const std::string what = "seed " + std::to_string(seed);
+    ExpectValidLayout(events, n, within, what);
+    if (HasFatalFailure()) return;
+    EXPECT_LE(within.heap_size, free_of_budget.heap_size) << what;
+    if (free_of_budget.heap_size <= budget) {
+      EXPECT_EQ(within.offsets, free_of_budget.offsets) << what;
+    } else {
+      ++repacked;
+      smaller += within.heap_size < free_of_budget.heap_size;
+    }
+  }
+  // The streams reach both cases, and repacking pays off in some.
+  EXPECT_GT(repacked, 100);
+  EXPECT_GT(smaller, 0);
+  std::printf("%d of 600 streams over their budget, %d laid out smaller\n", repacked, smaller);
 }
 
 // Frees one of the `live` buffers, picked by `rng`.
