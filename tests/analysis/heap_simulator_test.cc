@@ -488,6 +488,17 @@ TEST(HeapSimulatorTest, DisplacedMemberByHand) {
   ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kAllocation), heap, "reference");
 }
 
+// `events` laid out in `order` (alignment 1): the offsets and heap size
+// worked out by hand, and the reference's layout.
+void ExpectLayoutByHand(const std::vector<HeapEvent>& events, HeapOrder order,
+                        const std::vector<int64_t>& offsets, int64_t heap_size) {
+  const uint32_t n = static_cast<uint32_t>(offsets.size());
+  const HeapResult heap = GlobalDecreasingSizeBestFit(events, n, 1, order);
+  EXPECT_EQ(heap.offsets, offsets) << "order " << static_cast<int>(order);
+  EXPECT_EQ(heap.heap_size, heap_size) << "order " << static_cast<int>(order);
+  ExpectSame(ReferenceLayOut(events, n, 1, order), heap, "reference");
+}
+
 TEST(HeapSimulatorTest, ScheduleOrderComparesLifetimesInStepsByHand) {
   // A (0) and B (3), 2 bytes each; C (1) and D (2), 1 byte each, come and
   // go at step 1. In ticks A [0,6] outlives B [5,7]; in steps B [1,5]
@@ -498,14 +509,8 @@ TEST(HeapSimulatorTest, ScheduleOrderComparesLifetimesInStepsByHand) {
       AtStep(0, Alloc(0, 2)), AtStep(1, Alloc(1, 1)), AtStep(1, Free(1)),
       AtStep(1, Alloc(2, 1)), AtStep(1, Free(2)),     AtStep(1, Alloc(3, 2)),
       AtStep(1, Free(0)),     AtStep(5, Free(3))};
-  const HeapResult by_ticks = GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kSpatial);
-  EXPECT_EQ(by_ticks.offsets, (std::vector<int64_t>{0, 2, 2, 2}));
-  EXPECT_EQ(by_ticks.heap_size, 4);
-  const HeapResult by_steps =
-      GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kScheduleSpatial);
-  EXPECT_EQ(by_steps.offsets, (std::vector<int64_t>{2, 0, 0, 0}));
-  EXPECT_EQ(by_steps.heap_size, 4);
-  ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kScheduleSpatial), by_steps, "reference");
+  ExpectLayoutByHand(events, HeapOrder::kSpatial, {0, 2, 2, 2}, 4);
+  ExpectLayoutByHand(events, HeapOrder::kScheduleSpatial, {2, 0, 0, 0}, 4);
 }
 
 TEST(HeapSimulatorTest, ScheduleExtentOrdersASlicedGroupByItsWholeSizeByHand) {
@@ -524,15 +529,8 @@ TEST(HeapSimulatorTest, ScheduleExtentOrdersASlicedGroupByItsWholeSizeByHand) {
       AtStep(2, {HeapEvent::kPlaceWith, 3, 2, 0, 0}),
       AtStep(3, Free(2)),
       AtStep(4, Free(3))};
-  const HeapResult by_root =
-      GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kScheduleSpatial);
-  EXPECT_EQ(by_root.offsets, (std::vector<int64_t>{2, 3, 0, 2}));
-  EXPECT_EQ(by_root.heap_size, 4);
-  const HeapResult by_extent =
-      GlobalDecreasingSizeBestFit(events, 4, 1, HeapOrder::kScheduleExtent);
-  EXPECT_EQ(by_extent.offsets, (std::vector<int64_t>{0, 1, 2, 0}));
-  EXPECT_EQ(by_extent.heap_size, 4);
-  ExpectSame(ReferenceLayOut(events, 4, 1, HeapOrder::kScheduleExtent), by_extent, "reference");
+  ExpectLayoutByHand(events, HeapOrder::kScheduleSpatial, {2, 3, 0, 2}, 4);
+  ExpectLayoutByHand(events, HeapOrder::kScheduleExtent, {0, 1, 2, 0}, 4);
 }
 
 TEST(HeapSimulatorTest, OverItsBudgetMemorySpaceAssignmentRepacksByHand) {
