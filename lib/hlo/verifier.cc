@@ -415,6 +415,41 @@ absl::Status VerifyOperands(const Module& m, InstrId i) {
   return absl::OkStatus();
 }
 
+// Whether `a` and `b` nest tuples alike (arrays of any shape at the leaves).
+bool SameTupleStructure(const hlo::ShapeTable& shapes, ShapeId a, ShapeId b) {
+  const Shape& x = shapes.get(a);
+  const Shape& y = shapes.get(b);
+  if (x.tuple_elements.size() != y.tuple_elements.size() || x.is_tuple() != y.is_tuple()) {
+    return false;
+  }
+  for (size_t k = 0; k < x.tuple_elements.size(); ++k) {
+    if (!SameTupleStructure(shapes, x.tuple_elements[k], y.tuple_elements[k])) return false;
+  }
+  return true;
+}
+
+// A fusion's operands are its fused computation's parameters, and its
+// outputs the leaves of that computation's root: the analysis follows one
+// into the other by operand number and output index.
+absl::Status VerifyFusedComputation(const Module& m, InstrId i) {
+  const CompId body = m.callee(i, CallRole::kCalls);
+  const size_t operands = m.operands(i).size();
+  const size_t parameters = m.parameters(body).size();
+  if (operands != parameters) {
+    return m.InstructionError(
+        i, absl::StrCat("fusion has ", operands, " operand(s), but its computation '",
+                        m.comp(body).name, "' has ", parameters, " parameter(s)"));
+  }
+  const InstrId root = m.comp(body).root;
+  if (root != kNoId && !SameTupleStructure(m.shapes, m.instr(i).shape, m.instr(root).shape)) {
+    return m.InstructionError(
+        i, absl::StrCat("fusion's shape ", m.shapes.ToString(m.instr(i).shape, false),
+                        " does not nest like the root of its computation '", m.comp(body).name,
+                        "', ", m.shapes.ToString(m.instr(root).shape, false)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status VerifyInstruction(const Module& m, InstrId i) {
   HLOMEM_RETURN_IF_ERROR(VerifyOperands(m, i));
   const Instruction& instr = m.instr(i);
@@ -454,6 +489,7 @@ absl::Status VerifyInstruction(const Module& m, InstrId i) {
       break;
     case Opcode::kFusion:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kCalls, "calls"));
+      HLOMEM_RETURN_IF_ERROR(VerifyFusedComputation(m, i));
       break;
     case Opcode::kScan:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kToApply, "to_apply"));

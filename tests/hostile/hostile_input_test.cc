@@ -333,6 +333,16 @@ std::vector<SelfContradiction> SelfContradictions() {
       {"reduce_without_its_init_value",
        {{"reduce(%param_0, %param_1)", "reduce(%param_0)"}},
        ":45:3: error: reduce needs at least 2 operand(s), has 1"},
+      // A fusion against the computation it calls (a fuzzed calls= once
+      // sent the analysis past the end of a root tuple's operands).
+      {"fusion_with_an_operand_too_many",
+       {{fusion_of_x, "fusion(%x.1, %x.1), kind=kLoop, calls=%fused_computation.2"}},
+       ":101:3: error: fusion has 2 operand(s), but its computation 'fused_computation.2' has 1 "
+       "parameter(s)"},
+      {"fusion_nesting_unlike_its_root",
+       {{"%ynn_fusion = f32[] fusion(", "%ynn_fusion = (f32[], f32[]) fusion("}},
+       ":103:3: error: fusion's shape (f32[], f32[]) does not nest like the root of its "
+       "computation 'fused_computation', f32[]"},
   };
 }
 

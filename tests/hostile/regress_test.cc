@@ -71,6 +71,11 @@ const std::map<std::string, std::string>& ExpectedHloDiagnostics() {
       // being parsed, whose id is not assigned yet (read as index 2^32-1).
       {"hlo_text/compact_operand_names_its_own_instruction.hlo",
        ":3:26: error: compact operand 't#0' refers to an instruction not defined before it"},
+      // A fusion whose output has more leaves than its computation's root
+      // tuple: the in-place analysis read past the root's operands.
+      {"hlo_text/fusion_deeper_than_its_root.hlo",
+       ":8:3: error: fusion's shape (f32[], f32[]) does not nest like the root of its "
+       "computation 'f', (f32[])"},
       // A bitcast with no operand in a while body: the loop-carried-copy
       // detector read its operand 0.
       {"hlo_proto/bitcast_without_operand.hlo.pb",
