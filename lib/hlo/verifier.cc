@@ -428,23 +428,28 @@ bool SameTupleStructure(const hlo::ShapeTable& shapes, ShapeId a, ShapeId b) {
   return true;
 }
 
-// A fusion's operands are its fused computation's parameters, and its
-// outputs the leaves of that computation's root: the analysis follows one
-// into the other by operand number and output index.
-absl::Status VerifyFusedComputation(const Module& m, InstrId i) {
-  const CompId body = m.callee(i, CallRole::kCalls);
-  const size_t operands = m.operands(i).size();
-  const size_t parameters = m.parameters(body).size();
-  if (operands != parameters) {
-    return m.InstructionError(
-        i, absl::StrCat("fusion has ", operands, " operand(s), but its computation '",
-                        m.comp(body).name, "' has ", parameters, " parameter(s)"));
+// A caller whose output is its computation's root (a fusion, a call, a
+// while's body, a conditional's branches): the analysis follows one into
+// the other by output index, and a fusion's or call's operands into the
+// parameters by number. `what` names the computation ("computation",
+// "body", "branch").
+absl::Status VerifyCalleeSignature(const Module& m, InstrId i, CompId callee,
+                                   absl::string_view what, bool operands_are_parameters) {
+  const absl::string_view opcode = OpcodeName(m.instr(i).opcode);
+  if (operands_are_parameters) {
+    const size_t operands = m.operands(i).size();
+    const size_t parameters = m.parameters(callee).size();
+    if (operands != parameters) {
+      return m.InstructionError(
+          i, absl::StrCat(opcode, " has ", operands, " operand(s), but its ", what, " '",
+                          m.comp(callee).name, "' has ", parameters, " parameter(s)"));
+    }
   }
-  const InstrId root = m.comp(body).root;
+  const InstrId root = m.comp(callee).root;
   if (root != kNoId && !SameTupleStructure(m.shapes, m.instr(i).shape, m.instr(root).shape)) {
     return m.InstructionError(
-        i, absl::StrCat("fusion's shape ", m.shapes.ToString(m.instr(i).shape, false),
-                        " does not nest like the root of its computation '", m.comp(body).name,
+        i, absl::StrCat(opcode, "'s shape ", m.shapes.ToString(m.instr(i).shape, false),
+                        " does not nest like the root of its ", what, " '", m.comp(callee).name,
                         "', ", m.shapes.ToString(m.instr(root).shape, false)));
   }
   return absl::OkStatus();
@@ -483,22 +488,31 @@ absl::Status VerifyInstruction(const Module& m, InstrId i) {
       if (m.operands(i).size() != 1) {
         return m.InstructionError(i, "while takes exactly one operand");
       }
+      HLOMEM_RETURN_IF_ERROR(
+          VerifyCalleeSignature(m, i, m.callee(i, CallRole::kBody), "body", false));
       break;
     case Opcode::kConditional:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kBranch, "branch_computations"));
+      for (const Callee& callee : m.callees(i)) {
+        if (callee.role != CallRole::kBranch) continue;
+        HLOMEM_RETURN_IF_ERROR(VerifyCalleeSignature(m, i, callee.computation, "branch", false));
+      }
       break;
     case Opcode::kFusion:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kCalls, "calls"));
-      HLOMEM_RETURN_IF_ERROR(VerifyFusedComputation(m, i));
+      HLOMEM_RETURN_IF_ERROR(
+          VerifyCalleeSignature(m, i, m.callee(i, CallRole::kCalls), "computation", true));
       break;
     case Opcode::kScan:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kToApply, "to_apply"));
       break;
-    case Opcode::kCall:
-      if (m.callee(i, CallRole::kToApply) == kNoId && m.callee(i, CallRole::kCalls) == kNoId) {
-        return m.InstructionError(i, "call needs to_apply=");
-      }
+    case Opcode::kCall: {
+      CompId callee = m.callee(i, CallRole::kToApply);
+      if (callee == kNoId) callee = m.callee(i, CallRole::kCalls);
+      if (callee == kNoId) return m.InstructionError(i, "call needs to_apply=");
+      HLOMEM_RETURN_IF_ERROR(VerifyCalleeSignature(m, i, callee, "computation", true));
       break;
+    }
     default:
       break;
   }

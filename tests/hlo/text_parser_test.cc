@@ -363,6 +363,44 @@ ENTRY e {
 }
 
 // Diagnostics are user-facing: pin them word for word, caret included.
+// A caller whose output or operands do not match the computation it calls
+// (the analysis walks one into the other by index).
+TEST(TextParserErrorTest, CallerUnlikeItsComputation) {
+  const std::string one_leaf =
+      "HloModule m\nf (p: f32[]) -> (f32[]) {\n  p = f32[] parameter(0)\n"
+      "  ROOT t = (f32[]) tuple(p)\n}\n";
+  EXPECT_THAT(ParseError(one_leaf +
+                         "ENTRY e (a: f32[]) -> (f32[], f32[]) {\n  a = f32[] parameter(0)\n"
+                         "  ROOT x = (f32[], f32[]) call(a), to_apply=f\n}\n"),
+              ::testing::StartsWith("test.hlo:8:3: error: call's shape (f32[], f32[]) does not "
+                                    "nest like the root of its computation 'f', (f32[])\n"));
+  EXPECT_THAT(ParseError(one_leaf +
+                         "ENTRY e (a: f32[]) -> (f32[]) {\n  a = f32[] parameter(0)\n"
+                         "  ROOT x = (f32[]) call(a, a), to_apply=f\n}\n"),
+              ::testing::StartsWith("test.hlo:8:3: error: call has 2 operand(s), but its "
+                                    "computation 'f' has 1 parameter(s)\n"));
+  EXPECT_THAT(
+      ParseError("HloModule m\nb (p: (f32[], f32[])) -> (f32[]) {\n"
+                 "  p = (f32[], f32[]) parameter(0)\n  g = f32[] get-tuple-element(p), index=0\n"
+                 "  ROOT t = (f32[]) tuple(g)\n}\n"
+                 "c (p: (f32[], f32[])) -> pred[] {\n  p = (f32[], f32[]) parameter(0)\n"
+                 "  ROOT k = pred[] constant(false)\n}\n"
+                 "ENTRY e (a: f32[]) -> (f32[], f32[]) {\n  a = f32[] parameter(0)\n"
+                 "  t0 = (f32[], f32[]) tuple(a, a)\n"
+                 "  ROOT w = (f32[], f32[]) while(t0), condition=c, body=b\n}\n"),
+      ::testing::StartsWith("test.hlo:14:3: error: while's shape (f32[], f32[]) does not nest "
+                            "like the root of its body 'b', (f32[])\n"));
+  EXPECT_THAT(
+      ParseError(one_leaf +
+                 "g (p: f32[]) -> (f32[], f32[]) {\n  p = f32[] parameter(0)\n"
+                 "  ROOT t = (f32[], f32[]) tuple(p, p)\n}\n"
+                 "ENTRY e (a: f32[], i: s32[]) -> (f32[], f32[]) {\n  a = f32[] parameter(0)\n"
+                 "  i = s32[] parameter(1)\n"
+                 "  ROOT x = (f32[], f32[]) conditional(i, a, a), branch_computations={f, g}\n}\n"),
+      ::testing::StartsWith("test.hlo:13:3: error: conditional's shape (f32[], f32[]) does not "
+                            "nest like the root of its branch 'f', (f32[])\n"));
+}
+
 TEST(TextParserErrorTest, UndefinedOperand) {
   EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[] add(x, x)\n}\n"),
             "test.hlo:3:22: error: use of undefined instruction 'x'\n"
