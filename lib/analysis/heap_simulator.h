@@ -73,7 +73,8 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 //
 // kMemorySpaceAssignment with a `budget`: when every order's heap exceeds
 // it, each order is laid out again as memory-space assignment does under
-// its budget, repacking when a buffer does not fit.
+// its budget, repacking when a buffer does not fit, and the smallest of
+// those replaces the first result if it is smaller.
 HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth,
                     std::optional<target::HeapBudget> budget = std::nullopt);
