@@ -491,13 +491,29 @@ absl::Status VerifyInstruction(const Module& m, InstrId i) {
       HLOMEM_RETURN_IF_ERROR(
           VerifyCalleeSignature(m, i, m.callee(i, CallRole::kBody), "body", false));
       break;
-    case Opcode::kConditional:
+    case Opcode::kConditional: {
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kBranch, "branch_computations"));
+      // The branch index, then one operand per branch, each branch's one
+      // parameter.
+      size_t branches = 0;
       for (const Callee& callee : m.callees(i)) {
         if (callee.role != CallRole::kBranch) continue;
+        ++branches;
+        const size_t parameters = m.parameters(callee.computation).size();
+        if (parameters != 1) {
+          return m.InstructionError(
+              i, absl::StrCat("conditional's branch '", m.comp(callee.computation).name, "' has ",
+                              parameters, " parameter(s); a branch takes one"));
+        }
         HLOMEM_RETURN_IF_ERROR(VerifyCalleeSignature(m, i, callee.computation, "branch", false));
       }
+      if (m.operands(i).size() != branches + 1) {
+        return m.InstructionError(
+            i, absl::StrCat("conditional has ", m.operands(i).size(), " operand(s) for ", branches,
+                            " branch(es); it takes the branch index and one per branch"));
+      }
       break;
+    }
     case Opcode::kFusion:
       HLOMEM_RETURN_IF_ERROR(needs(CallRole::kCalls, "calls"));
       HLOMEM_RETURN_IF_ERROR(

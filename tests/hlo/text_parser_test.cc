@@ -399,6 +399,20 @@ TEST(TextParserErrorTest, CallerUnlikeItsComputation) {
                  "  ROOT x = (f32[], f32[]) conditional(i, a, a), branch_computations={f, g}\n}\n"),
       ::testing::StartsWith("test.hlo:13:3: error: conditional's shape (f32[], f32[]) does not "
                             "nest like the root of its branch 'f', (f32[])\n"));
+  const std::string scalar_branches =
+      "HloModule m\nb0 (p: f32[]) -> f32[] {\n  ROOT p = f32[] parameter(0)\n}\n"
+      "b1 (p: f32[], q: f32[]) -> f32[] {\n  q = f32[] parameter(1)\n"
+      "  ROOT p = f32[] parameter(0)\n}\n"
+      "ENTRY e (a: f32[], i: s32[]) -> f32[] {\n  a = f32[] parameter(0)\n"
+      "  i = s32[] parameter(1)\n";
+  EXPECT_THAT(ParseError(scalar_branches +
+                         "  ROOT x = f32[] conditional(i, a), branch_computations={b0, b0, b0}\n}\n"),
+              ::testing::StartsWith("test.hlo:12:3: error: conditional has 2 operand(s) for 3 "
+                                    "branch(es); it takes the branch index and one per branch\n"));
+  EXPECT_THAT(ParseError(scalar_branches +
+                         "  ROOT x = f32[] conditional(i, a, a), branch_computations={b0, b1}\n}\n"),
+              ::testing::StartsWith("test.hlo:12:3: error: conditional's branch 'b1' has 2 "
+                                    "parameter(s); a branch takes one\n"));
 }
 
 TEST(TextParserErrorTest, UndefinedOperand) {
