@@ -801,7 +801,9 @@ class BufferAssigner {
         freed[v] = true;
         events.push_back({HeapEvent::kFree, v, size_of(v), 0});
       }
-      for (size_t k = events_before_step; k < events.size(); ++k) events[k].step = t;
+      for (size_t k = events_before_step; k < events.size(); ++k) {
+        events[k].step = static_cast<int32_t>(t);
+      }
     }
 
     // The heap simulator works on dense ids: each value's rank by value id

@@ -13,6 +13,9 @@ namespace hlomem::analysis {
 namespace {
 
 constexpr uint32_t kNoBuffer = 0xffffffffu;
+// Events are most of a big module's heap input; the schedule step rode in
+// padding (see HeapEvent::step).
+static_assert(sizeof(HeapEvent) <= 40);
 
 // One buffer's lifetime in event-counter time (not schedule steps): XLA's
 // best-fit heap ticks a counter on every alloc, share-with and free.
@@ -20,8 +23,6 @@ struct Interval {
   int64_t size = 0;
   int64_t start = 0;
   int64_t end = -1;
-  int64_t start_step = -1;  // the schedule steps of the same events
-  int64_t end_step = -1;
   bool needs_allocation = false;
   bool present = false;
   bool first = false;
@@ -266,12 +267,15 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
   };
   std::vector<Run> used, scratch, live;
   uint32_t query = 0;
-  // Whether the group placed at `x` (+ each member's distance) fits.
-  auto within_budget = [&](const auto& group, int64_t x) {
+  // Whether the group placed at `x` (+ each member's distance) fits; only
+  // asked under a budget.
+  const bool budgeted = budget < std::numeric_limits<int64_t>::max();
+  auto over_budget = [&](size_t k, const auto& group, int64_t x) {
+    if (!budgeted || k < checked_from) return false;
     for (uint32_t g : group) {
-      if (x + from_root[g] + intervals[g].size > budget) return false;
+      if (x + from_root[g] + intervals[g].size > budget) return true;
     }
-    return true;
+    return false;
   };
   for (size_t k = 0; k < roots.size(); ++k) {
     const uint32_t root = roots[k];
@@ -297,7 +301,7 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
         }
       }
       const int64_t x = BestFit(&used, alignment, &scratch) - lowest;
-      if (k >= checked_from && !within_budget(group, x)) return k;
+      if (over_budget(k, group, x)) return k;
       for (uint32_t g : group) place(g, x + from_root[g]);
       continue;
     }
@@ -309,7 +313,7 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
       placed.AppendLive(g, query, group.size() > 1, &used);
     }
     const int64_t offset = BestFit(&used, max_size, &scratch);
-    if (k >= checked_from && !within_budget(group, offset)) return k;
+    if (over_budget(k, group, offset)) return k;
     for (uint32_t g : group) place(g, offset);
   }
   return roots.size();
@@ -319,17 +323,27 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
 // order.
 struct PreparedHeap {
   std::vector<Interval> intervals;
+  // Per buffer, the schedule steps of its first and last event: kept only
+  // for the orders that compare lifetimes in steps (ScheduleTimeOrder).
+  std::vector<std::pair<int32_t, int32_t>> steps;
   std::vector<uint32_t> roots;  // the buffers that take a chunk of their own
   Csr<uint32_t> groups;         // per root: it and every buffer sharing its chunk
   std::vector<int64_t> from_root;
   std::vector<int64_t> empty_offsets;  // 0 for a buffer of no bytes, else -1
 };
 
-PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count) {
+bool ScheduleTimeOrder(HeapOrder order) {
+  return order == HeapOrder::kScheduleSpatial || order == HeapOrder::kScheduleExtent ||
+         order == HeapOrder::kRepack;
+}
+
+PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bool with_steps) {
   PreparedHeap p;
   p.empty_offsets.assign(id_count, -1);
   std::vector<Interval>& intervals = p.intervals;
   intervals.resize(id_count);
+  if (with_steps) p.steps.assign(id_count, {-1, -1});
+  int32_t last_step = -1;
   std::vector<uint32_t> share_with(id_count, kNoBuffer);
   std::vector<int64_t> place_offset(id_count, 0);
   int64_t counter = 0;
@@ -346,7 +360,7 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count) {
           break;
         }
         in.start = counter++;
-        in.start_step = e.step;
+        if (with_steps) p.steps[e.buffer].first = e.step;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
         in.first = e.kind == HeapEvent::kAlloc && e.first;
         if (e.kind != HeapEvent::kAlloc) share_with[e.buffer] = e.share_with;
@@ -355,16 +369,16 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count) {
       case HeapEvent::kFree:
         if (in.size == 0) break;
         in.end = counter++;
-        in.end_step = e.step;
+        if (with_steps) p.steps[e.buffer].second = e.step;
         break;
     }
+    last_step = std::max(last_step, e.step);
   }
-  int64_t last_step = -1;
-  for (const HeapEvent& e : events) last_step = std::max(last_step, e.step);
-  for (Interval& in : intervals) {
+  for (uint32_t id = 0; id < id_count; ++id) {
+    Interval& in = intervals[id];
     if (in.present && in.size > 0 && in.end < 0) {
       in.end = counter;
-      in.end_step = last_step;
+      if (with_steps) p.steps[id].second = last_step;
     }
   }
 
@@ -424,17 +438,16 @@ std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
     int64_t bytes = 0;
   };
   std::vector<GroupSpan> span;
-  if (order == HeapOrder::kScheduleSpatial || order == HeapOrder::kScheduleExtent ||
-      order == HeapOrder::kRepack) {
+  if (ScheduleTimeOrder(order)) {
     span.assign(id_count, {});
     for (uint32_t r : roots) {
       GroupSpan& g = span[r];
-      g.first_step = intervals[r].start_step;
-      g.last_step = intervals[r].end_step;
+      g.first_step = p.steps[r].first;
+      g.last_step = p.steps[r].second;
       int64_t low = 0, high = 0;
       for (uint32_t m : groups.row(r)) {
-        g.first_step = std::min(g.first_step, intervals[m].start_step);
-        g.last_step = std::max(g.last_step, intervals[m].end_step);
+        g.first_step = std::min<int64_t>(g.first_step, p.steps[m].first);
+        g.last_step = std::max<int64_t>(g.last_step, p.steps[m].second);
         low = std::min(low, p.from_root[m]);
         high = std::max(high, p.from_root[m] + intervals[m].size);
       }
@@ -532,7 +545,7 @@ HeapResult LayOutWithinBudget(const PreparedHeap& p, std::vector<uint32_t> roots
 HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
                                        uint32_t id_count, int64_t alignment,
                                        HeapOrder order) {
-  const PreparedHeap p = Prepare(events, id_count);
+  const PreparedHeap p = Prepare(events, id_count, ScheduleTimeOrder(order));
   return LayOut(p, SortedRoots(p, order), alignment);
 }
 
@@ -545,7 +558,7 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
   }
   if (orders == target::HeapOrders::kMemorySpaceAssignment) {
-    const PreparedHeap p = Prepare(events, id_count);
+    const PreparedHeap p = Prepare(events, id_count, /*with_steps=*/true);
     constexpr HeapOrder kOrders[] = {HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent,
                                      HeapOrder::kTemporal, HeapOrder::kAllocation};
     auto smallest = [&](auto lay_out) {

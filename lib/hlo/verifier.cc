@@ -417,6 +417,7 @@ absl::Status VerifyOperands(const Module& m, InstrId i) {
 
 // Whether `a` and `b` nest tuples alike (arrays of any shape at the leaves).
 bool SameTupleStructure(const hlo::ShapeTable& shapes, ShapeId a, ShapeId b) {
+  if (a == b) return true;  // one shape, the usual case
   const Shape& x = shapes.get(a);
   const Shape& y = shapes.get(b);
   if (x.tuple_elements.size() != y.tuple_elements.size() || x.is_tuple() != y.is_tuple()) {

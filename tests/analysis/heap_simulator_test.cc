@@ -91,7 +91,7 @@ HeapResult ReferenceLayOut(const std::vector<HeapEvent>& events, uint32_t id_cou
     if (e.kind == HeapEvent::kPlaceWith) l.shift = e.offset;
   }
   int64_t last_step = -1;
-  for (const HeapEvent& e : events) last_step = std::max(last_step, e.step);
+  for (const HeapEvent& e : events) last_step = std::max<int64_t>(last_step, e.step);
   for (Life& l : life) {
     if (l.present && l.size > 0 && l.end < 0) {
       l.end = tick;
@@ -261,7 +261,7 @@ std::vector<HeapEvent> RandomStream(std::mt19937_64& rng, uint32_t n, int64_t al
   int64_t step = 0;
   for (HeapEvent& e : events) {
     step += static_cast<int64_t>(pick(2));
-    e.step = step;
+    e.step = static_cast<int32_t>(step);
   }
   return events;
 }
@@ -429,7 +429,7 @@ TEST(HeapSimulatorTest, LongLifetimesOverManyGroupsMatchTheReference) {
 HeapEvent Alloc(uint32_t id, int64_t size) { return {HeapEvent::kAlloc, id, size, 0}; }
 HeapEvent Free(uint32_t id) { return {HeapEvent::kFree, id, 0, 0}; }
 HeapEvent AtStep(int64_t step, HeapEvent e) {
-  e.step = step;
+  e.step = static_cast<int32_t>(step);
   return e;
 }
 
