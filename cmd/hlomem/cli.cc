@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -198,6 +200,7 @@ struct ReportFlags {
   std::string device_memory;
   std::optional<double> mem_fraction;
   bool stats = false;  // report --stats: time and memory per phase on stderr
+  bool skip_unreadable = false;
   LimitFlags limits;
 };
 
@@ -237,6 +240,9 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("--mem-fraction", flags->mem_fraction,
                       "Share of device memory XLA may use (default: XLA_CLIENT_MEM_FRACTION or "
                       "XLA_PYTHON_CLIENT_MEM_FRACTION, else 0.75 on GPUs, 1.0 on TPUs)");
+  command->add_flag("--skip-unreadable", flags->skip_unreadable,
+                    "Go on without the modules of a dump that cannot be read (default: name them "
+                    "and exit 2, since a verdict without them could pass wrongly)");
   AddLimitFlags(command, &flags->limits);
 }
 
@@ -320,6 +326,13 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
   if (!report.ok()) {
     PrintError(report.status());
     return std::nullopt;
+  }
+  if (!report->unreadable.empty()) {
+    if (!flags.skip_unreadable) {
+      std::fprintf(stderr, "%s\n", hlomem::report::UnreadableError(*report, "--skip-unreadable").c_str());
+      return std::nullopt;
+    }
+    hlomem::report::WarnOfUnreadable(&*report, "--skip-unreadable");
   }
   if (flags.sort == "size") hlomem::report::SortModulesLargestFirst(&*report);
   hlomem::report::DeviceRequest request;
@@ -407,6 +420,7 @@ struct CheckFlags {
   std::string baseline;
   double tolerance = 0;
   std::vector<std::string> fail_on;
+  bool allow_new = false;
   bool github = false;
   std::string sarif;
   std::string source_root;
@@ -472,7 +486,18 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
   if (!report) return kExitBadInput;
   PrintWarnings(report->warnings);
   if (options.baseline != nullptr) {
-    const absl::Status matched = hlomem::report::ValidateBaseline(*report, *options.baseline);
+    // --module chooses the baseline's modules as it chose the dump's.
+    if (!flags.module_regex.empty()) {
+      const std::regex filter(flags.module_regex);
+      std::vector<hlomem::report::ModuleReport>& modules = baseline->modules;
+      modules.erase(std::remove_if(modules.begin(), modules.end(),
+                                   [&](const hlomem::report::ModuleReport& m) {
+                                     return !std::regex_search(m.name, filter);
+                                   }),
+                    modules.end());
+    }
+    const absl::Status matched =
+        hlomem::report::ValidateBaseline(*report, *options.baseline, check.allow_new);
     if (!matched.ok()) {
       PrintError(matched);
       return kExitBadInput;
@@ -706,6 +731,9 @@ int Main(int argc, const char* const* argv) {
   check->add_option("--tolerance", check_gate.tolerance, "Growth over the baseline allowed, in percent")
       ->check(AtLeast(0));
   check->add_option("--fail-on", check_gate.fail_on, "Fail on any finding of DETECTOR (repeatable; 'all')");
+  check->add_flag("--allow-new", check_gate.allow_new,
+                  "Check the modules that pair with the baseline and list the others (default: a "
+                  "module without a counterpart is an error)");
   check->add_flag("--github", check_gate.github,
                   "GitHub annotations on stderr, and the summary appended to $GITHUB_STEP_SUMMARY");
   check->add_option("--sarif", check_gate.sarif, "Write SARIF 2.1.0 to FILE (for code scanning)");

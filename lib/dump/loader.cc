@@ -134,7 +134,7 @@ struct DumpLoad {
   std::vector<LoadedModule> modules;
   absl::Status error;
   bool fatal = false;
-  std::string warning;
+  std::string path;  // the file that failed
 };
 
 // Reads the target files XLA writes per module beside its HLO, where the
@@ -200,7 +200,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
     if (!assignment.ok()) {
       out.error = assignment.status();
       out.fatal = named_explicitly;
-      out.warning = std::string(assignment.status().message());
+      out.path = hlo_path;
       return out;
     }
     LoadedModule& loaded = out.modules.emplace_back();
@@ -213,7 +213,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
   if (!parsed.ok()) {
     out.error = parsed.status();
     out.fatal = named_explicitly;
-    out.warning = absl::StrCat(parsed.status().message(), "\n", hlo_path, ": warning: module skipped");
+    out.path = hlo_path;
     return out;
   }
   if (!xla && parsed->xla) xla = std::move(parsed->xla);
@@ -281,7 +281,7 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
     if (!load.error.ok()) {
       if (load.fatal) return load.error;
       if (first_error.ok()) first_error = load.error;
-      result.warnings.push_back(std::move(load.warning));
+      result.unreadable.push_back({std::move(load.path), std::string(load.error.message())});
     }
     for (LoadedModule& loaded : load.modules) result.modules.push_back(std::move(loaded));
   }

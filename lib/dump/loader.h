@@ -1,7 +1,8 @@
 // Turns paths (dump directories, files) into parsed modules with XLA's own
 // buffer assignment where the dump has it. A file that fails to parse inside
-// a directory becomes a warning naming it, so one truncated dump does not
-// hide the others; a bad file named explicitly is an error.
+// a directory is listed as unreadable, with its located error, beside the
+// modules that loaded: the caller decides whether the rest may be judged.
+// A bad file named explicitly is an error.
 #ifndef HLOMEM_LIB_DUMP_LOADER_H_
 #define HLOMEM_LIB_DUMP_LOADER_H_
 
@@ -69,8 +70,16 @@ struct LoadOptions {
   std::function<void(LoadedModule& loaded, size_t dump_count)> on_loaded;
 };
 
+// A module of a directory that could not be read (a truncated or corrupt
+// file): the file and its located error ("path:line:col: error: ...").
+struct UnreadableModule {
+  std::string path;
+  std::string error;
+};
+
 struct LoadResult {
   std::vector<LoadedModule> modules;
+  std::vector<UnreadableModule> unreadable;
   std::vector<std::string> warnings;  // "path: warning: ..." lines
 };
 

@@ -469,4 +469,17 @@ void Module::Finalize(int threads) {
   }
 }
 
+std::string Module::EntrySignature() const {
+  if (entry == kNoId) return "";
+  std::string out = "(";
+  const char* separator = "";
+  for (InstrId id : parameters(entry)) {
+    absl::StrAppend(&out, separator, id == kNoId ? "?" : shapes.ToString(instr(id).shape, false));
+    separator = ", ";
+  }
+  const InstrId root = comp(entry).root;
+  absl::StrAppend(&out, ")->", root == kNoId ? "?" : shapes.ToString(instr(root).shape, false));
+  return out;
+}
+
 }  // namespace hlomem::hlo

@@ -375,6 +375,12 @@ class Module {
   // by side.
   void Finalize(int threads = 1);
 
+  // The entry computation's parameter and result shapes without layouts,
+  // "(f32[8,3], s32[8])->f32[]": with the instruction count, what tells two
+  // compiles of one jitted function apart. "" without an entry. After
+  // Finalize.
+  std::string EntrySignature() const;
+
  private:
   // The file location SourceOf reports for a frame (1-based ids, 0: none).
   int64_t ChosenLocation(int64_t stack_frame) const;

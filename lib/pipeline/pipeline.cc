@@ -214,6 +214,8 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     in.module->SetFramePolicy(options.innermost_frames);
     const hlo::Module& module = *in.module;
     out.scheduled = module.is_scheduled;
+    out.signature = module.EntrySignature();
+    out.instruction_count = static_cast<int64_t>(module.instructions.size());
     std::optional<ScopedPhase> phase(std::in_place, "analyze");
     absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
         analysis::BufferAssignment::Run(module, target);
@@ -305,6 +307,7 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
   if (!loaded.ok()) return loaded.status();
   Report report;
   report.warnings = std::move(loaded->load.warnings);
+  report.unreadable = std::move(loaded->load.unreadable);
   for (Analyzed& out : loaded->results) {
     if (!out.ok()) return out.status();
     if (*out) report.modules.push_back(std::move(**out));

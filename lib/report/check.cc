@@ -1,6 +1,7 @@
 #include "lib/report/check.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -10,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "lib/base/bytes.h"
 #include "lib/report/diff.h"
+#include "lib/report/pairing.h"
 
 namespace hlomem::report {
 namespace {
@@ -118,20 +120,16 @@ void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64
   result->violations.push_back(std::move(v));
 }
 
-// Modules correspond by name only: two different programs are never compared.
-const ModuleReport* FindBaseline(const Report& baseline, const ModuleReport& m) {
-  for (const ModuleReport& b : baseline.modules) {
-    if (b.name == m.name) return &b;
-  }
-  return nullptr;
-}
-
-void CheckBaseline(const Report& report, const ModuleReport& m, const CheckOptions& options,
-                   CheckResult* result) {
-  const ModuleReport* base = FindBaseline(*options.baseline, m);
+void CheckBaseline(const Report& report, const ModuleReport& m, const ModulePair& pair,
+                   const CheckOptions& options, CheckResult* result) {
+  const ModuleReport* base = pair.a;
   if (base == nullptr || !base->computed) {
     result->notes.push_back(absl::StrCat(m.name, ": not in the baseline; nothing to compare"));
     return;
+  }
+  if (pair.basis == PairBasis::kName && !base->signature.empty() && !m.signature.empty()) {
+    result->notes.push_back(absl::StrCat(m.name, ": compared with the baseline's module of that name; ",
+                                         SignatureChange(base->signature, m.signature)));
   }
   std::optional<DiffReport> diff;  // computed on the first violation only
   for (Metric metric : {Metric::kTotal, Metric::kTemp, Metric::kPeakLive}) {
@@ -219,31 +217,40 @@ std::string EscapeProperty(absl::string_view s) {
 
 }  // namespace
 
-absl::Status ValidateBaseline(const Report& report, const Report& baseline) {
-  std::vector<std::string> unmatched_report;
-  std::set<std::string> matched;
-  for (const ModuleReport& m : report.modules) {
-    if (FindBaseline(baseline, m) != nullptr) {
-      matched.insert(m.name);
-    } else {
-      unmatched_report.push_back(m.name);
-    }
+absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new) {
+  if (allow_new) return absl::OkStatus();
+  std::vector<std::string> only_report, only_baseline;
+  auto describe = [](const ModuleReport& m) {
+    return m.signature.empty() ? m.name : absl::StrCat(m.name, " ", m.signature);
+  };
+  for (const ModulePair& pair : PairModules(baseline, report, /*pair_sole_modules=*/false)) {
+    if (pair.a == nullptr) only_report.push_back(describe(*pair.b));
+    if (pair.b == nullptr) only_baseline.push_back(describe(*pair.a));
   }
-  std::vector<std::string> unmatched_baseline;
-  for (const ModuleReport& b : baseline.modules) {
-    if (matched.count(b.name) == 0) unmatched_baseline.push_back(b.name);
-  }
-  if (unmatched_report.empty() || unmatched_baseline.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "error: --baseline: its modules do not correspond to the report's: the report's ",
-      absl::StrJoin(unmatched_report, ", "), " ", unmatched_report.size() == 1 ? "has" : "have",
-      " no module of the same name in the baseline, which has ", absl::StrJoin(unmatched_baseline, ", "),
-      " instead. Record the baseline from the same program (hlomem report --format json -o FILE), "
-      "or choose the modules with --module REGEX"));
+  if (only_report.empty() && only_baseline.empty()) return absl::OkStatus();
+  std::string message = "error: --baseline: some modules have no counterpart on the other side:";
+  for (const std::string& name : only_report) absl::StrAppend(&message, "\n  only in the dump:     ", name);
+  for (const std::string& name : only_baseline) absl::StrAppend(&message, "\n  only in the baseline: ", name);
+  absl::StrAppend(&message,
+                  "\nModules pair by name and program (parameter and result shapes, instruction "
+                  "count). Record the baseline again from the same program (hlomem report --format "
+                  "json -o FILE), choose modules with --module REGEX, or pass --allow-new to check "
+                  "the paired modules and list the others");
+  return absl::InvalidArgumentError(message);
 }
 
 CheckResult RunCheck(const Report& report, const CheckOptions& options) {
   CheckResult result;
+  std::map<const ModuleReport*, ModulePair> baseline_of;
+  if (options.baseline != nullptr) {
+    for (const ModulePair& pair : PairModules(*options.baseline, report, /*pair_sole_modules=*/false)) {
+      if (pair.b != nullptr) {
+        baseline_of[pair.b] = pair;
+      } else {
+        result.notes.push_back(absl::StrCat(pair.a->name, ": in the baseline, not in this dump"));
+      }
+    }
+  }
   for (const ModuleReport& m : report.modules) {
     if (!m.computed) {
       result.notes.push_back(absl::StrCat(m.name, ": no HLO in the dump; not checked"));
@@ -257,7 +264,7 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options) {
     CheckBudget(m, Metric::kTotal, options.max_total, options, &result);
     CheckBudget(m, Metric::kTemp, options.max_temp, options, &result);
     CheckBudget(m, Metric::kPeakLive, options.max_peak, options, &result);
-    if (options.baseline != nullptr) CheckBaseline(report, m, options, &result);
+    if (options.baseline != nullptr) CheckBaseline(report, m, baseline_of[&m], options, &result);
     CheckDeviceFit(m, options, &result);
     CheckFindings(m, options, &result);
   }

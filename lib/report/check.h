@@ -61,11 +61,11 @@ struct CheckResult {
 
 CheckResult RunCheck(const Report& report, const CheckOptions& options);
 
-// An error when some modules of the report and of the baseline have no
-// counterpart of the same name on the other side: comparing different
-// programs would pass or fail by accident. A module only the report has,
-// beside a baseline whose modules all match, is new (RunCheck notes it).
-absl::Status ValidateBaseline(const Report& report, const Report& baseline);
+// An error when a module of the report or of the baseline has no
+// counterpart on the other side (pairing.h): a gate that skips a module it
+// cannot pair passes by accident. With `allow_new`, the paired modules are
+// checked and the others noted.
+absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new);
 
 // The human form: one block per violation, then a verdict line.
 std::string FormatCheckText(const CheckResult& result);

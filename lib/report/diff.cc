@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "lib/report/pairing.h"
 
 namespace hlomem::report {
 namespace {
@@ -152,23 +153,9 @@ absl::string_view ChangeKindName(ChangeKind kind) {
 
 DiffReport DiffReports(const Report& a, const Report& b) {
   DiffReport diff;
-  // One module on each side: compare them whatever their names (a renamed
-  // jit function is still the program the user is comparing).
-  if (a.modules.size() == 1 && b.modules.size() == 1) {
-    diff.modules.push_back(DiffModules(&a.modules[0], &b.modules[0]));
-    return diff;
-  }
-  std::map<std::string, const ModuleReport*> by_name;
-  for (const ModuleReport& m : a.modules) by_name.emplace(m.name, &m);
-  std::set<std::string> matched;
-  for (const ModuleReport& m : b.modules) {
-    auto it = by_name.find(m.name);
-    const ModuleReport* before = nullptr;
-    if (it != by_name.end() && matched.insert(m.name).second) before = it->second;
-    diff.modules.push_back(DiffModules(before, &m));
-  }
-  for (const ModuleReport& m : a.modules) {
-    if (matched.count(m.name) == 0) diff.modules.push_back(DiffModules(&m, nullptr));
+  for (const ModulePair& pair : PairModules(a, b, /*pair_sole_modules=*/true)) {
+    diff.modules.push_back(DiffModules(pair.a, pair.b));
+    diff.modules.back().paired_by = pair.basis;
   }
   return diff;
 }

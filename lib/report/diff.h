@@ -1,5 +1,5 @@
 // `hlomem diff A B`: what changed in memory between two reports. Modules are
-// matched by name; buffers by op_name, source line and shape (instruction
+// paired by name and program (pairing.h); buffers by op_name, source line and shape (instruction
 // names are renumbered by every compile, so they cannot be the key), and
 // those left over on each side by op_name, source file and shape, so that a
 // line added above the model shows its buffers as moved, not as new and
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lib/detect/finding.h"
+#include "lib/report/pairing.h"
 #include "lib/report/report.h"
 
 namespace hlomem::report {
@@ -44,6 +45,7 @@ struct ModuleDiff {
   // Either side is null when the module exists on one side only.
   const ModuleReport* a = nullptr;
   const ModuleReport* b = nullptr;
+  PairBasis paired_by = PairBasis::kNone;
   // Buffers whose bytes changed, by |delta|, largest first (ties: growth
   // first, then by key, so the order is stable).
   std::vector<BufferChange> changes;

@@ -200,6 +200,10 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   out->String(m.stage);
   out->Key("scheduled");
   out->Bool(m.scheduled);
+  out->Key("signature");
+  m.signature.empty() ? out->Null() : out->String(m.signature);
+  out->Key("instruction_count");
+  m.instruction_count > 0 ? out->Int(m.instruction_count) : out->Null();
   out->Key("computed");
   if (m.computed) {
     Json computed = Numbers(*m.computed, &m.exact);
@@ -381,6 +385,8 @@ ModuleReport ReadModule(const Json& j) {
   }
   m.stage = StringOr(j, "stage");
   m.scheduled = j.value("scheduled", false);
+  m.signature = StringOr(j, "signature");
+  m.instruction_count = IntOr(j, "instruction_count", 0);
   auto computed = j.find("computed");
   if (computed != j.end() && !computed->is_null()) {
     m.computed = ReadNumbers(*computed);
@@ -467,6 +473,12 @@ void WriteReportDocument(const Report& report, const WriteOptions& options, Json
   out->EndArray();
   out->Key("warnings");
   out->StringArray(report.warnings);
+  out->Key("unreadable_modules");
+  Json unreadable = Json::array();
+  for (const dump::UnreadableModule& u : report.unreadable) {
+    unreadable.push_back({{"path", u.path}, {"error", u.error}});
+  }
+  out->Value(unreadable);
   out->EndObject();
 }
 
@@ -525,6 +537,7 @@ std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
     j["name"] = d.name;
     j["in_a"] = d.a != nullptr;
     j["in_b"] = d.b != nullptr;
+    j["paired_by"] = std::string(PairBasisName(d.paired_by));
     j["a"] = d.a && d.a->computed ? Numbers(*d.a->computed, nullptr) : Json(nullptr);
     j["b"] = d.b && d.b->computed ? Numbers(*d.b->computed, nullptr) : Json(nullptr);
     Json delta;
@@ -580,6 +593,11 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
     }
     for (const Json& m : root["modules"]) report.modules.push_back(ReadModule(m));
     if (root.contains("warnings")) report.warnings = root["warnings"].get<std::vector<std::string>>();
+    if (root.contains("unreadable_modules")) {
+      for (const Json& u : root["unreadable_modules"]) {
+        report.unreadable.push_back({StringOr(u, "path"), StringOr(u, "error")});
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", e.what()));
   }

@@ -375,4 +375,23 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
                       ", usable ", HumanBytes(fit.usable), " (", share, ")");
 }
 
+std::string UnreadableError(const Report& report, absl::string_view skip_hint) {
+  if (report.unreadable.empty()) return "";
+  std::string out;
+  for (const dump::UnreadableModule& u : report.unreadable) absl::StrAppend(&out, u.error, "\n");
+  const size_t n = report.unreadable.size();
+  absl::StrAppend(&out, "error: ", n, n == 1 ? " module" : " modules",
+                  " of the dump could not be read (above); no result without ", n == 1 ? "it" : "them",
+                  ". Fix or remove ", n == 1 ? report.unreadable[0].path : std::string("them"),
+                  ", or pass ", skip_hint, " to go on with the other ", report.modules.size());
+  return out;
+}
+
+void WarnOfUnreadable(Report* report, absl::string_view skip_hint) {
+  for (const dump::UnreadableModule& u : report->unreadable) {
+    report->warnings.push_back(absl::StrCat(u.path, ": warning: module skipped (", skip_hint, "): ",
+                                            u.error.substr(0, u.error.find('\n'))));
+  }
+}
+
 }  // namespace hlomem::report

@@ -17,6 +17,7 @@
 #include "lib/analysis/memory_profile.h"
 #include "lib/base/memory_stats.h"
 #include "lib/detect/detectors.h"
+#include "lib/dump/loader.h"
 #include "lib/dump/xla_error.h"
 #include "lib/target/target.h"
 
@@ -167,6 +168,13 @@ struct ModuleReport {
   double default_mem_fraction = 1.0;
   std::vector<MemorySpaceTotals> memory_spaces;  // by colour
   std::string stage;    // "after_optimizations", "before_optimizations", ...
+  // The program's fingerprint, which pairs it with its counterpart in a
+  // baseline or a diff where names repeat (pairing.h): the entry's parameter
+  // and result shapes without layouts, "(f32[8,3], s32[8])->f32[]", and its
+  // instruction count. "" and 0 when unknown: a dump with only XLA's files,
+  // or a report written before they were recorded.
+  std::string signature;
+  int64_t instruction_count = 0;
   bool scheduled = false;
   // True when the computed numbers reproduce XLA's exactly (a scheduled CPU
   // module after optimizations); false marks them as estimates.
@@ -199,9 +207,21 @@ struct ModuleReport {
 
 struct Report {
   std::vector<ModuleReport> modules;
+  // Modules of the dump that could not be read. A verdict on the others
+  // would pass without them, so the commands refuse one unless told to
+  // skip them (--skip-unreadable).
+  std::vector<dump::UnreadableModule> unreadable;
   std::vector<std::string> warnings;
 };
 
+
+// Modules of the input that could not be read stop a command: its error
+// names each (with its located error) and how to go on without them,
+// `skip_hint` being the face's way ("--skip-unreadable",
+// "skip_unreadable=True"). "" when every module was read.
+std::string UnreadableError(const Report& report, absl::string_view skip_hint);
+// Going on without them: one warning per module, naming it and `skip_hint`.
+void WarnOfUnreadable(Report* report, absl::string_view skip_hint);
 
 // The module's device-memory figure the index sorts by: its peak of live
 // bytes when computed, else XLA's total (a dump with only XLA's files).

@@ -636,6 +636,9 @@ std::string WriteDiffText(const DiffReport& diff, const WriteOptions& options) {
                     : d.b == nullptr ? "  (only in A)"
                                      : "",
                     "\n");
+    if (d.paired_by == PairBasis::kName && !d.a->signature.empty() && !d.b->signature.empty()) {
+      absl::StrAppend(&out, "  paired by name: ", SignatureChange(d.a->signature, d.b->signature), "\n");
+    }
     if (d.a && !d.a->files.empty()) absl::StrAppend(&out, "  A: ", style.Dim(d.a->files.front()), "\n");
     if (d.b && !d.b->files.empty()) absl::StrAppend(&out, "  B: ", style.Dim(d.b->files.front()), "\n");
     AppendNumbersDiff(d, style, &out);

@@ -17,7 +17,8 @@ PathLike = Union[str, os.PathLike]
 def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
             module: Optional[str] = None, min_bytes: Optional[Bytes] = None,
             device: Optional[str] = None, device_memory: Optional[Bytes] = None,
-            mem_fraction: Optional[float] = None, frames: str = "user") -> Report:
+            mem_fraction: Optional[float] = None, frames: str = "user",
+            skip_unreadable: bool = False) -> Report:
     """Where the memory of a compiled XLA program goes.
 
     obj:
@@ -32,6 +33,9 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
       the devices or the dump, as the CLI resolves it.
     frames: "user" (source lines from the innermost frame outside jax, flax,
       optax... and site-packages) or "all" (the innermost frame).
+    skip_unreadable: a module of a dump that cannot be read (a truncated
+      file) raises hlomem.Error naming it, since figures without it could
+      pass a gate wrongly; True goes on without it, with a warning.
     The other options are the CLI's `report` flags of the same names.
     """
     options = _core.AnalyzeOptions()
@@ -43,6 +47,7 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
     options.mem_fraction = mem_fraction
     options.target = target or ""
     options.frames = frames
+    options.skip_unreadable = skip_unreadable
 
     if _is_lowered(obj):
         warnings.warn("hlomem.analyze: compiling the jax.stages.Lowered to read its optimized HLO",
@@ -61,11 +66,18 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
     if isinstance(obj, str) and ("HloModule" in obj or "\n" in obj):
         return Report(_core.analyze_text(obj, "<text>", options))
     if isinstance(obj, (str, os.PathLike)):
-        return Report(_core.analyze_paths([_existing(obj)], options))
+        return _warn_of_skipped(Report(_core.analyze_paths([_existing(obj)], options)))
     if isinstance(obj, Sequence) and obj and all(isinstance(p, (str, os.PathLike)) for p in obj):
-        return Report(_core.analyze_paths([_existing(p) for p in obj], options))
+        return _warn_of_skipped(Report(_core.analyze_paths([_existing(p) for p in obj], options)))
     raise TypeError(f"hlomem.analyze takes a jax.stages.Compiled or Lowered, HLO text, or dump "
                     f"paths, not {type(obj).__name__}")
+
+
+def _warn_of_skipped(report: Report) -> Report:
+    for line in report.warnings:
+        if ": warning: module skipped" in line:
+            warnings.warn(line, stacklevel=3)
+    return report
 
 
 def _existing(path: PathLike) -> str:

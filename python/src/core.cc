@@ -57,6 +57,7 @@ struct AnalyzeOptions {
   std::string device_memory;
   std::optional<double> mem_fraction;
   std::string frames = "user";
+  bool skip_unreadable = false;
 };
 
 pipeline::ReportOptions ToPipelineOptions(const AnalyzeOptions& in) {
@@ -113,6 +114,11 @@ ReportHandle AnalyzePaths(const std::vector<std::string>& paths, const AnalyzeOp
     built = pipeline::BuildReport(paths, pipeline_options);
   }
   report::Report out = ValueOrRaise(std::move(built));
+  if (options.skip_unreadable) {
+    report::WarnOfUnreadable(&out, "skip_unreadable=True");
+  } else if (const std::string error = report::UnreadableError(out, "skip_unreadable=True"); !error.empty()) {
+    throw Error(error);
+  }
   ApplyDevice(options, &out);
   return Wrap(std::move(out));
 }
@@ -170,7 +176,7 @@ CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
   if (baseline) {
     out.baseline = baseline->report;
     options.baseline = out.baseline.get();
-    const absl::Status matched = report::ValidateBaseline(*in.report, *out.baseline);
+    const absl::Status matched = report::ValidateBaseline(*in.report, *out.baseline, /*allow_new=*/false);
     if (!matched.ok()) throw Error(std::string(matched.message()));
   }
   out.result = report::RunCheck(*in.report, options);
@@ -227,7 +233,8 @@ NB_MODULE(_core, m) {
       .def_rw("device", &AnalyzeOptions::device)
       .def_rw("device_memory", &AnalyzeOptions::device_memory)
       .def_rw("mem_fraction", &AnalyzeOptions::mem_fraction, nb::arg().none())
-      .def_rw("frames", &AnalyzeOptions::frames);
+      .def_rw("frames", &AnalyzeOptions::frames)
+      .def_rw("skip_unreadable", &AnalyzeOptions::skip_unreadable);
 
   nb::class_<ReportHandle>(m, "ReportHandle")
       .def("write", &ReportHandle::Write, nb::arg("format"), nb::arg("top") = 10,

@@ -105,7 +105,7 @@ TEST(LoaderHookTest, SeesEveryModuleOnceUnderItsKeyInOrder) {
   EXPECT_FALSE(plain->modules[2].xla.has_value());
 }
 
-TEST(LoaderHookTest, BadFileInADirectoryWarnsAndTheOthersAreHanded) {
+TEST(LoaderHookTest, BadFileInADirectoryIsListedAndTheOthersAreHanded) {
   ScratchDir scratch;
   scratch.Write("module_0000.jit_argmax_both.cpu_after_optimizations.txt",
                 ReadFileOrDie(kJax + "argmax/module_0000.jit_argmax_both.cpu_after_optimizations.txt"));
@@ -119,9 +119,11 @@ TEST(LoaderHookTest, BadFileInADirectoryWarnsAndTheOthersAreHanded) {
   EXPECT_EQ(hooked.result->modules[0].files.module_name, "jit_argmax_both");
   EXPECT_EQ(hooked.result->modules[1].files.module_name, "jit_cumulative_ops");
   EXPECT_EQ(hooked.seen.size(), 2u);
-  ASSERT_THAT(hooked.result->warnings, SizeIs(1));
-  EXPECT_THAT(hooked.result->warnings[0], HasSubstr("module_0001.jit_broken"));
-  EXPECT_THAT(hooked.result->warnings[0], HasSubstr("warning: module skipped"));
+  EXPECT_THAT(hooked.result->warnings, SizeIs(0));
+  ASSERT_THAT(hooked.result->unreadable, SizeIs(1));
+  const UnreadableModule& bad = hooked.result->unreadable[0];
+  EXPECT_EQ(bad.path, scratch.path() + "/module_0001.jit_broken.cpu_after_optimizations.txt");
+  EXPECT_THAT(bad.error, HasSubstr(bad.path + ":5:1: error: expected ')'"));
 }
 
 TEST(LoaderHookTest, BadFileNamedExplicitlyFailsTheLoad) {

@@ -198,17 +198,25 @@ TEST_P(HostileTextTest, AloneIsExit2AndAnErrorNamingTheFile) {
   EXPECT_THAT(run.output, HasSubstr(c.message));
 }
 
-TEST_P(HostileTextTest, BesideAGoodModuleIsAWarningNamingTheFile) {
+// A bad module beside a good one stops the run, naming it: figures without
+// it would pass a gate wrongly. --skip-unreadable goes on with a warning.
+TEST_P(HostileTextTest, BesideAGoodModuleStopsTheRunNamingTheFile) {
   const HostileText& c = GetParam();
   ScratchDir dir;
   dir.Write(kGoodName, ReadFileOrDie(kGoodModulePath));
   const std::string bad = dir.Write(kBadName, c.contents);
-  const RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  ExpectBounded(run, static_cast<int64_t>(c.contents.size()));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_TRUE(HasErrorFor(run.output, bad)) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("1 module of the dump could not be read"));
+  EXPECT_THAT(run.output, Not(HasSubstr("module jit_argmax_both")));
+
+  run = RunHlomem({"report", "--no-color", "--skip-unreadable", dir.path()});
   ExpectBounded(run, static_cast<int64_t>(c.contents.size()));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
   EXPECT_THAT(run.output, HasSubstr(bad + ": warning: module skipped"));
-  EXPECT_TRUE(HasErrorFor(run.output, bad)) << run.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, HostileTextTest, ::testing::ValuesIn(HostileTexts()),
@@ -445,13 +453,17 @@ TEST(HostileFileSystemTest, ThousandsOfFiles) {
   for (int i = 1; i <= 1000; ++i) {
     dir.Write(absl::StrFormat("module_%04d.empty.cpu_after_optimizations.txt", i), "");
   }
-  const RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  RunResult run = RunHlomem({"report", "--no-color", dir.path()});
   ExpectBounded(run, 0);
-  EXPECT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
-  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
+  EXPECT_EQ(run.exit_code, 2) << run.output.substr(0, 2000);
   EXPECT_THAT(run.output,
               HasSubstr(dir.path() + "/module_1000.empty.cpu_after_optimizations.txt: error: "
                                      "file is empty"));
+  EXPECT_THAT(run.output, HasSubstr("1000 modules of the dump could not be read"));
+  run = RunHlomem({"report", "--no-color", "--skip-unreadable", dir.path()});
+  ExpectBounded(run, 0);
+  EXPECT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
+  EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
 }
 
 TEST(HostileFileSystemTest, NonUtf8FileNames) {
@@ -460,13 +472,15 @@ TEST(HostileFileSystemTest, NonUtf8FileNames) {
   const std::string bad_name = "module_0001.\xc3\x28.cpu_after_optimizations.txt";
   dir.Write(good_name, ReadFileOrDie(kGoodModulePath));
   const std::string bad = dir.Write(bad_name, "HloModule broken\nENTRY {\n");
-  RunResult run = RunHlomem({"report", "--no-color", dir.path()});
+  RunResult run = RunHlomem({"report", "--no-color", "--skip-unreadable", dir.path()});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("module jit_argmax_both"));
   EXPECT_THAT(run.output, HasSubstr(bad + ": warning: module skipped"));
 
-  // JSON must stay valid UTF-8 whatever the names.
-  run = RunHlomem({"report", "--format", "json", "-o", dir.path() + "/out.json", dir.path()});
+  // JSON must stay valid UTF-8 whatever the names: the unreadable module's
+  // path is in it too.
+  run = RunHlomem({"report", "--format", "json", "--skip-unreadable", "-o", dir.path() + "/out.json",
+                   dir.path()});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const std::string json = ReadFileOrDie(dir.path() + "/out.json");
   EXPECT_THAT(json, HasSubstr("jit_argmax_both"));

@@ -1,0 +1,45 @@
+"""A gate never passes wrongly from Python: a dump module that cannot be
+read stops analyze(), and modules pair with their own program."""
+import shutil
+
+import pytest
+
+import hlomem
+
+
+@pytest.fixture()
+def truncated_dump(testdata, tmp_path):
+    """A training script's dump whose train step's HLO was cut in half."""
+    dump = tmp_path / "dump"
+    shutil.copytree(testdata / "dumps" / "mlp_b64_last40", dump)
+    step = sorted(dump.glob("*.jit_train_step.cpu_after_optimizations.txt"))[0]
+    data = step.read_bytes()
+    step.write_bytes(data[: len(data) // 2])
+    return dump, step
+
+
+def test_an_unreadable_module_raises_naming_it(truncated_dump):
+    dump, step = truncated_dump
+    with pytest.raises(hlomem.Error) as raised:
+        hlomem.analyze(dump)
+    assert f"{step}:" in str(raised.value)
+    assert "skip_unreadable=True" in str(raised.value)
+    assert "--skip-unreadable" not in str(raised.value)
+
+
+def test_skip_unreadable_goes_on_with_a_warning(truncated_dump, testdata):
+    dump, step = truncated_dump
+    with pytest.warns(UserWarning, match="module skipped"):
+        report = hlomem.analyze(dump, skip_unreadable=True)
+    whole = hlomem.analyze(testdata / "dumps" / "mlp_b64_last40")
+    assert len(report.modules) == len(whole.modules) - 1
+
+
+def test_a_self_check_of_a_dump_with_repeated_names_passes(testdata, tmp_path):
+    report = hlomem.analyze(testdata / "dumps" / "mlp_b64_last40")
+    names = [m.name for m in report.modules]
+    assert names.count("jit_train_step") == 2
+    baseline = tmp_path / "baseline.json"
+    report.save(baseline)
+    result = report.check(baseline=baseline, raise_on_failure=False)
+    assert result.passed, result
