@@ -1,10 +1,15 @@
 // Runs the engine on the after-optimizations HLO text alone, for every case
 // of testdata/jax/MANIFEST.json, and compares with XLA's own numbers: the
 // "Total bytes used" of its buffer assignment and jax's memory_analysis().
+// Every case must match on both, and each one that does not fails by name.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "lib/analysis/buffer_assignment.h"
@@ -17,9 +22,11 @@
 namespace hlomem::analysis {
 namespace {
 
-// The number of cases whose total must match XLA byte for byte. Raise it as
-// the engine improves; the test fails if a change makes fewer cases exact.
-constexpr int kExactTotalFloor = 82;
+// Every committed case: a case added to or lost from testdata/jax changes
+// this count, and the test says so.
+constexpr size_t kCases = 96;
+// The cases that also carry the module as a .hlo.pb.
+constexpr int kCasesWithProto = 93;
 
 struct Row {
   std::string name;
@@ -56,6 +63,16 @@ TEST(GroundTruthTest, TotalsMatchXla) {
     EXPECT_EQ(*std::max_element(profile.timeline.begin(), profile.timeline.end()),
               profile.peak_live_bytes) << row.name;
     const auto& ma = c["memory_analysis"];
+    // Each case's total and memory_analysis() fields equal XLA's: a single
+    // case that regresses fails here, by name.
+    EXPECT_EQ(row.computed, row.xla) << row.name << ": total differs from XLA's Total bytes used";
+    for (const auto& [field, computed] :
+         {std::pair<const char*, int64_t>{"argument_size_in_bytes", st.argument_bytes},
+          {"output_size_in_bytes", st.output_bytes},
+          {"alias_size_in_bytes", st.alias_bytes},
+          {"temp_size_in_bytes", st.temp_bytes}}) {
+      EXPECT_EQ(computed, ma[field].get<int64_t>()) << row.name << ": memory_analysis()." << field;
+    }
     row.stats_exact = st.argument_bytes == ma["argument_size_in_bytes"].get<int64_t>() &&
                       st.output_bytes == ma["output_size_in_bytes"].get<int64_t>() &&
                       st.alias_bytes == ma["alias_size_in_bytes"].get<int64_t>() &&
@@ -96,8 +113,11 @@ TEST(GroundTruthTest, TotalsMatchXla) {
   std::printf("exact totals: %d/%zu, exact memory_analysis: %d/%zu, within 1%%: %d/%zu\n", exact,
               rows.size(), stats_exact, rows.size(), within_one_percent, rows.size());
   std::printf("text and .hlo.pb compared on %d cases\n", proto_checked);
-  EXPECT_GE(exact, kExactTotalFloor);
-  EXPECT_GE(proto_checked, 40);
+  EXPECT_EQ(manifest["cases"].size(), kCases) << "testdata/jax/MANIFEST.json lists another number of cases";
+  EXPECT_EQ(rows.size(), kCases);
+  EXPECT_EQ(exact, static_cast<int>(rows.size()));
+  EXPECT_EQ(stats_exact, static_cast<int>(rows.size()));
+  EXPECT_EQ(proto_checked, kCasesWithProto);
 }
 
 }  // namespace

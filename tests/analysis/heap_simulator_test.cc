@@ -287,23 +287,6 @@ void ExpectEveryOrderMatchesTheReference(const std::vector<HeapEvent>& events, u
   }
 }
 
-TEST(HeapSimulatorTest, RandomStreamsMatchTheReference) {
-  constexpr int64_t kAlignments[] = {1, 64, 4096};
-  int streams = 0;
-  for (uint64_t seed = 1; seed <= 1200; ++seed) {
-    std::mt19937_64 rng(seed);
-    const uint32_t n = static_cast<uint32_t>(rng() % (seed % 10 == 0 ? 400 : 60));
-    const int64_t alignment = kAlignments[seed % 3];
-    const std::vector<HeapEvent> events = RandomStream(rng, n, alignment);
-    ExpectEveryOrderMatchesTheReference(
-        events, n, alignment,
-        "seed " + std::to_string(seed) + " alignment " + std::to_string(alignment));
-    if (HasFatalFailure()) return;
-    ++streams;
-  }
-  EXPECT_EQ(streams, 1200);
-}
-
 // Whether `heap` places no two buffers live at the same tick over the same
 // bytes, but for buffers of one group (kShareWith and kPlaceWith chains,
 // placed against each other by the caller); the heap size is the top of
@@ -341,6 +324,38 @@ void ExpectValidLayout(const std::vector<HeapEvent>& events, uint32_t n, const H
       ASSERT_FALSE(in_time && in_memory) << what << ": buffers " << a << " and " << b;
     }
   }
+}
+
+TEST(HeapSimulatorTest, RandomStreamsMatchTheReference) {
+  constexpr int64_t kAlignments[] = {1, 64, 4096};
+  // The streams whose layout both stacks buffers (the heap is larger than
+  // any one of them) and reuses freed bytes (it is smaller than all of them
+  // side by side): the streams where the orders and best fit decide.
+  int decisive = 0;
+  for (uint64_t seed = 1; seed <= 1200; ++seed) {
+    std::mt19937_64 rng(seed);
+    const uint32_t n = static_cast<uint32_t>(rng() % (seed % 10 == 0 ? 400 : 60));
+    const int64_t alignment = kAlignments[seed % 3];
+    const std::vector<HeapEvent> events = RandomStream(rng, n, alignment);
+    const std::string what = "seed " + std::to_string(seed) + " alignment " + std::to_string(alignment);
+    ExpectEveryOrderMatchesTheReference(events, n, alignment, what);
+    if (HasFatalFailure()) return;
+    // Matching the reference is not enough: both could be wrong the same way.
+    const HeapResult spatial = GlobalDecreasingSizeBestFit(events, n, alignment, HeapOrder::kSpatial);
+    ExpectValidLayout(events, n, spatial, what);
+    if (HasFatalFailure()) return;
+    int64_t largest = 0, side_by_side = 0;
+    for (const HeapEvent& e : events) {
+      if (e.kind == HeapEvent::kFree) continue;
+      largest = std::max(largest, e.size);
+      side_by_side += RoundUp(e.size, alignment);
+    }
+    decisive += spatial.heap_size > largest && spatial.heap_size < side_by_side;
+  }
+  // A generator that drifts into trivial streams (one buffer at a time, or
+  // nothing ever freed) would let every layout match without testing it.
+  std::printf("%d of 1200 streams stack buffers and reuse freed bytes\n", decisive);
+  EXPECT_GE(decisive, 900);  // 1007 today
 }
 
 // Under a budget, memory-space assignment's layouts stay valid, are never

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <string>
 #include <thread>
@@ -23,8 +22,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The largest committed case: its JSON report is megabytes, so a kill has
-// a fair chance of landing while it is written.
+// The largest committed case: its JSON report is megabytes, written in
+// many pieces.
 const std::string kLargeCase = std::string(HLOMEM_TESTDATA_DIR) + "/jax/big_unrolled_transformer_train";
 
 std::vector<std::string> Entries(const std::string& dir) {
@@ -39,43 +38,52 @@ std::vector<std::string> Entries(const std::string& dir) {
   return names;
 }
 
+// A run killed while it writes the report leaves the previous file whole.
+// The kill is placed, not timed: a file-size limit kills the process with
+// SIGXFSZ at the byte chosen, from the first byte of the report to its last.
 TEST(AtomicOutputTest, KilledRunLeavesThePreviousFileWhole) {
   ScratchDir dir;
   const std::string out = dir.path() + "/report.json";
   const std::vector<std::string> args = {"report", "--format", "json", "-o", out, kLargeCase};
 
-  // A complete run: how long one takes, and what the new file holds.
-  const auto start = std::chrono::steady_clock::now();
+  // A complete run: what the new file holds.
   RunResult run = RunHlomem(args);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string complete = ReadFileOrDie(out);
   ASSERT_GT(complete.size(), size_t{1} << 20);
 
   const std::string previous = "{\"previous\": true}\n";
-  int killed = 0;
-  for (double fraction : {0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99}) {
+  const int64_t size = static_cast<int64_t>(complete.size());
+  for (int64_t limit : {int64_t{0}, int64_t{1}, int64_t{4096}, int64_t{65537}, size / 2, size - 1}) {
+    SCOPED_TRACE("killed after " + std::to_string(limit) + " of " + std::to_string(size) + " bytes");
     dir.Write("report.json", previous);
     RunOptions options;
-    options.kill_after_seconds = seconds * fraction;
+    options.file_size_limit_bytes = limit;
     run = RunHlomem(args, options);
-    const std::string now = ReadFileOrDie(out);
-    if (run.signal == SIGKILL) {
-      ++killed;
-      EXPECT_TRUE(now == previous || now == complete)
-          << "killed at " << fraction << " of a run: " << now.size() << " bytes";
-    } else {
-      EXPECT_EQ(run.exit_code, 0) << run.output;
-      EXPECT_EQ(now, complete);
-    }
-    // Nothing but the target and the temporaries of killed runs.
+    ASSERT_EQ(run.signal, SIGXFSZ) << "exit " << run.exit_code << ": " << run.output;
+    EXPECT_EQ(ReadFileOrDie(out), previous);
+    // Nothing but the target and the temporary the run was writing, which
+    // holds the report's first `limit` bytes: the kill landed mid-write.
+    std::vector<std::string> temporaries;
     for (const std::string& name : Entries(dir.path())) {
-      EXPECT_TRUE(name == "report.json" || absl::StartsWith(name, "report.json.tmp."))
-          << name;
+      if (absl::StartsWith(name, "report.json.tmp.")) {
+        temporaries.push_back(name);
+      } else {
+        EXPECT_EQ(name, "report.json");
+      }
     }
+    ASSERT_EQ(temporaries.size(), 1u);
+    const std::string temporary = dir.path() + "/" + temporaries[0];
+    EXPECT_TRUE(ReadFileOrDie(temporary) == complete.substr(0, static_cast<size_t>(limit)))
+        << "the temporary is not the start of the report";
+    ASSERT_EQ(::unlink(temporary.c_str()), 0);
   }
-  EXPECT_GT(killed, 0);
+  // Unlimited again: the run completes and replaces the file.
+  dir.Write("report.json", previous);
+  run = RunHlomem(args);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(ReadFileOrDie(out) == complete);
+  EXPECT_EQ(Entries(dir.path()), std::vector<std::string>{"report.json"});
 }
 
 TEST(AtomicOutputTest, FailedWriteLeavesNoTemporary) {

@@ -64,6 +64,14 @@ RunResult RunHlomem(const std::vector<std::string>& args, const RunOptions& opti
     ::dup2(out_fd, STDERR_FILENO);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    if (options.file_size_limit_bytes >= 0) {
+      const struct rlimit no_core = {0, 0};
+      const rlim_t limit = static_cast<rlim_t>(options.file_size_limit_bytes);
+      const struct rlimit file_size = {limit, limit};
+      if (::setrlimit(RLIMIT_CORE, &no_core) != 0 || ::setrlimit(RLIMIT_FSIZE, &file_size) != 0) {
+        std::_Exit(126);
+      }
+    }
     ::execv(argv[0], argv.data());
     std::_Exit(127);
   }

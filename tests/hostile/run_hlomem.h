@@ -25,6 +25,11 @@ struct RunOptions {
   // (simulates a job killed mid-run); the result has signal == SIGKILL if it
   // was still running.
   double kill_after_seconds = -1;
+  // When >= 0: the process may write files up to this many bytes
+  // (RLIMIT_FSIZE). The write that would pass it kills the process with
+  // SIGXFSZ at exactly that byte, without a core file: a run killed mid-write
+  // at a chosen point, with no timing involved.
+  int64_t file_size_limit_bytes = -1;
 };
 
 RunResult RunHlomem(const std::vector<std::string>& args, const RunOptions& options = {});

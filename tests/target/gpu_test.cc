@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 
@@ -30,12 +31,18 @@ struct SpecCase {
   const char* description;
 };
 
+// The test's listing shows the spec's file, not the struct's raw bytes.
+void PrintTo(const SpecCase& c, std::ostream* os) { *os << c.file; }
+
 class SharedGpuSpecTest : public ::testing::TestWithParam<SpecCase> {};
 
 TEST_P(SharedGpuSpecTest, ReadsArchMemoryAndDescription) {
   const SpecCase& expected = GetParam();
   const std::optional<std::string> text = ReadSharedSpec(expected.file);
-  if (!text) GTEST_SKIP() << "no ../shared/targets/gpu/" << expected.file;
+  if (!text) {
+    GTEST_SKIP() << "XLA's GPU spec " << HLOMEM_SHARED_TARGETS_DIR << "/gpu/" << expected.file
+                 << " is absent: the shared targets directory lives beside the repository, not in it";
+  }
   const absl::StatusOr<GpuDevice> device = ParseGpuTargetConfig(expected.file, *text);
   ASSERT_TRUE(device.ok()) << device.status().message();
   EXPECT_EQ(device->arch, expected.arch);

@@ -26,6 +26,20 @@ std::unique_ptr<Target> Resolve(const TargetInputs& inputs, const hlo::Module* m
   return target.ok() ? std::move(*target) : nullptr;
 }
 
+// The resolved target's name and backend, or the error it gave instead:
+// a failed resolution fails the expectation that reads it, naming why,
+// rather than crashing the test on a null target.
+std::string NameOf(const TargetInputs& inputs, const hlo::Module* module = nullptr) {
+  absl::StatusOr<std::unique_ptr<Target>> target = ResolveTarget(inputs, module);
+  if (!target.ok()) return "error: " + std::string(target.status().message());
+  return (*target)->name();
+}
+std::string BackendOf(const TargetInputs& inputs, const hlo::Module* module = nullptr) {
+  absl::StatusOr<std::unique_ptr<Target>> target = ResolveTarget(inputs, module);
+  if (!target.ok()) return "error: " + std::string(target.status().message());
+  return std::string(BackendName((*target)->backend()));
+}
+
 TargetInputs FromFile(absl::string_view token) {
   TargetInputs in;
   in.file_backend = std::string(token);
@@ -130,15 +144,15 @@ TEST(ResolveTargetTest, RequestedTargets) {
   EXPECT_EQ(v5e->name(), "tpu v5e");
 
   in.requested = "TPU_v6e";
-  EXPECT_EQ(Resolve(in)->name(), "tpu v6e");
+  EXPECT_EQ(NameOf(in), "tpu v6e");
   in.requested = "v5litepod";
-  EXPECT_EQ(Resolve(in)->name(), "tpu v5e");
+  EXPECT_EQ(NameOf(in), "tpu v5e");
   in.requested = "tpu";
-  EXPECT_EQ(Resolve(in)->name(), "tpu");
+  EXPECT_EQ(NameOf(in), "tpu");
   in.requested = "CPU";
-  EXPECT_EQ(Resolve(in)->backend(), Backend::kCpu);
+  EXPECT_EQ(BackendOf(in), BackendName(Backend::kCpu));
   in.requested = "gpu";
-  EXPECT_EQ(Resolve(in)->name(), "gpu");
+  EXPECT_EQ(NameOf(in), "gpu");
 
   in.requested = "h100";
   const auto h100 = Resolve(in);
@@ -147,12 +161,12 @@ TEST(ResolveTargetTest, RequestedTargets) {
   ASSERT_TRUE(h100->device().has_value());
   EXPECT_EQ(h100->device()->capacity, 84978434048);
   in.requested = "gpu-mi250";
-  EXPECT_EQ(Resolve(in)->name(), "gpu gfx90a");
+  EXPECT_EQ(NameOf(in), "gpu gfx90a");
 
   // What the user asks for wins over the dump's own hints.
   TargetInputs both = FromFile("cpu");
   both.requested = "tpu-v4";
-  EXPECT_EQ(Resolve(both)->name(), "tpu v4");
+  EXPECT_EQ(NameOf(both), "tpu v4");
 }
 
 TEST(ResolveTargetTest, UnknownRequestListsKnownNames) {
@@ -184,14 +198,14 @@ TEST(ResolveTargetTest, ModuleTellsWhenNothingElseDoes) {
       "  p = f32[8,8]{1,0} parameter(0)\n"
       "  ROOT g = (f32[8,8]{1,0}, s8[0]{0}) custom-call(p, p), "
       "custom_call_target=\"__cublas$gemm\"\n}\n");
-  EXPECT_EQ(Resolve(TargetInputs{}, &cublas)->backend(), Backend::kGpu);
+  EXPECT_EQ(BackendOf(TargetInputs{}, &cublas), BackendName(Backend::kGpu));
 
   const hlo::Module plain = Parse(
       "HloModule m\n\nENTRY e {\n  p = f32[8]{0} parameter(0)\n  ROOT n = f32[8]{0} negate(p)\n}\n");
   EXPECT_EQ(BackendOfModule(plain), Backend::kUnknown);
-  EXPECT_EQ(Resolve(TargetInputs{}, &plain)->backend(), Backend::kUnknown);
+  EXPECT_EQ(BackendOf(TargetInputs{}, &plain), BackendName(Backend::kUnknown));
   // The file name's token outranks the module.
-  EXPECT_EQ(Resolve(FromFile("cpu"), &tiled)->backend(), Backend::kCpu);
+  EXPECT_EQ(BackendOf(FromFile("cpu"), &tiled), BackendName(Backend::kCpu));
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // Checks that testdata/jax/MANIFEST.json is consistent with the committed files:
 // every listed file exists, each case's XLA total matches the "Total bytes used"
 // line of its committed report files, and the required cases are present.
+// The same for testdata/accel/MANIFEST.json: every listed file exists, each
+// case's per-colour totals are its buffer-assignment file's (and its
+// memory-usage report's), its memory_analysis is memory_analysis.json's, and
+// every committed buffer-assignment file belongs to a listed case.
 //
 // Build: needs HLOMEM_TESTDATA_DIR (string macro: absolute path of testdata/),
 // GTest::gtest_main and nlohmann_json::nlohmann_json.
@@ -10,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -189,6 +194,194 @@ TEST(Manifest, XlaTotalsMatchReports) {
     }
     EXPECT_GE(checked, 1) << "no report file with a total";
   }
+}
+
+// testdata/accel/MANIFEST.json ///////////////////////////////////////////
+
+const json& AccelManifest() {
+  static const json* m = [] {
+    auto* j = new json;
+    std::ifstream in(kTestdata / "accel" / "MANIFEST.json");
+    if (in) *j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    return j;
+  }();
+  return *m;
+}
+
+// The sum of the allocation sizes per colour in a buffer-assignment file:
+// "allocation 3: size 65536, color 1, page 0, ..." (no colour: 0). Keys as
+// the manifest writes them ("0", "1", ...); a zero-size allocation makes its
+// colour appear with 0 bytes.
+std::map<std::string, int64_t> TotalsByColorInAssignment(const std::string& text) {
+  std::map<std::string, int64_t> totals;
+  static const std::string kAllocation = "allocation ";
+  static const std::string kSize = ": size ";
+  static const std::string kColor = ", color ";
+  size_t line = 0;
+  while (line < text.size()) {
+    size_t eol = text.find('\n', line);
+    if (eol == std::string::npos) eol = text.size();
+    if (text.compare(line, kAllocation.size(), kAllocation) == 0) {
+      const size_t size_at = text.find(kSize, line);
+      if (size_at != std::string::npos && size_at < eol) {
+        const size_t bytes_at = size_at + kSize.size();
+        const std::optional<int64_t> bytes = ParseLeadingInt(text, bytes_at);
+        std::string color = "0";
+        size_t after = bytes_at;
+        while (after < eol && text[after] >= '0' && text[after] <= '9') ++after;
+        if (text.compare(after, kColor.size(), kColor) == 0) {
+          if (auto c = ParseLeadingInt(text, after + kColor.size())) color = std::to_string(*c);
+        }
+        if (bytes) totals[color] += *bytes;
+      }
+    }
+    line = eol + 1;
+  }
+  return totals;
+}
+
+// The per-memory-space totals of a memory-usage report: "Memory Space:
+// vmem (color=1)" followed by "Total bytes: N"; spaces of 0 bytes left out.
+std::map<std::string, int64_t> TotalsByColorInUsageReport(const std::string& text) {
+  std::map<std::string, int64_t> totals;
+  static const std::string kSpace = "Memory Space: ";
+  static const std::string kColor = "(color=";
+  static const std::string kTotal = "Total bytes: ";
+  std::optional<std::string> color;
+  size_t line = 0;
+  while (line < text.size()) {
+    size_t eol = text.find('\n', line);
+    if (eol == std::string::npos) eol = text.size();
+    if (text.compare(line, kSpace.size(), kSpace) == 0) {
+      const size_t at = text.find(kColor, line);
+      color.reset();
+      if (at != std::string::npos && at < eol) {
+        if (auto c = ParseLeadingInt(text, at + kColor.size())) color = std::to_string(*c);
+      }
+    } else if (color && text.compare(line, kTotal.size(), kTotal) == 0) {
+      if (auto v = ParseLeadingInt(text, line + kTotal.size()); v && *v != 0) totals[*color] += *v;
+      color.reset();
+    }
+    line = eol + 1;
+  }
+  return totals;
+}
+
+std::map<std::string, int64_t> NonZero(const std::map<std::string, int64_t>& totals) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [color, bytes] : totals) {
+    if (bytes != 0) out[color] = bytes;
+  }
+  return out;
+}
+
+TEST(AccelManifest, ParsesAndHasCases) {
+  const json& m = AccelManifest();
+  ASSERT_TRUE(m.is_object()) << "cannot read or parse " << (kTestdata / "accel" / "MANIFEST.json");
+  ASSERT_TRUE(m.contains("cases") && m["cases"].is_array());
+  EXPECT_GE(m["cases"].size(), 500u);
+  EXPECT_EQ(m.value("case_count", 0), static_cast<int>(m["cases"].size()));
+  std::set<std::string> directories;
+  for (const auto& c : m["cases"]) {
+    EXPECT_TRUE(directories.insert(c.value("directory", "")).second)
+        << "listed twice: " << c.value("directory", "");
+  }
+}
+
+TEST(AccelManifest, ListedFilesExistAndRolesAreListed) {
+  const json& m = AccelManifest();
+  ASSERT_TRUE(m.contains("cases"));
+  for (const auto& c : m["cases"]) {
+    SCOPED_TRACE(c.value("directory", "<no directory>"));
+    for (const char* key : {"name", "target", "directory", "files", "role_files", "xla_totals_by_color",
+                            "memory_analysis"}) {
+      ASSERT_TRUE(c.contains(key)) << "missing key " << key;
+    }
+    const fs::path dir = kTestdata / c["directory"].get<std::string>();
+    ASSERT_TRUE(fs::is_directory(dir)) << dir;
+    std::set<std::string> files;
+    for (const auto& f : c["files"]) {
+      const std::string fn = f.get<std::string>();
+      files.insert(fn);
+      EXPECT_TRUE(fs::is_regular_file(dir / fn)) << "missing " << (dir / fn);
+    }
+    for (const auto& [role, f] : c["role_files"].items()) {
+      EXPECT_TRUE(files.count(f.get<std::string>())) << role << " " << f << " is not in files";
+    }
+    // Every case has XLA's figures from one of its files.
+    EXPECT_TRUE(c["role_files"].contains("buffer_assignment") ||
+                c["role_files"].contains("memory_usage_report"))
+        << "no buffer-assignment file and no memory-usage report";
+  }
+}
+
+// The recorded figures are the committed files': xla_totals_by_color is the
+// buffer-assignment file's sum per colour (and the memory-usage report's
+// "Total bytes" per memory space), memory_analysis is memory_analysis.json.
+TEST(AccelManifest, RecordedFiguresAreTheFilesFigures) {
+  const json& m = AccelManifest();
+  ASSERT_TRUE(m.contains("cases"));
+  int assignments = 0, reports = 0, analyses = 0;
+  for (const auto& c : m["cases"]) {
+    SCOPED_TRACE(c.value("directory", "<no directory>"));
+    const fs::path dir = kTestdata / c.value("directory", "");
+    std::map<std::string, int64_t> recorded;
+    for (const auto& [color, bytes] : c["xla_totals_by_color"].items()) recorded[color] = bytes.get<int64_t>();
+    const json& roles = c["role_files"];
+    if (roles.contains("buffer_assignment")) {
+      const std::string fn = roles["buffer_assignment"].get<std::string>();
+      const std::map<std::string, int64_t> in_file = TotalsByColorInAssignment(ReadFile(dir / fn));
+      EXPECT_FALSE(in_file.empty()) << "no allocations in " << fn;
+      EXPECT_EQ(recorded, in_file) << fn;
+      ++assignments;
+    }
+    if (roles.contains("memory_usage_report")) {
+      const std::string fn = roles["memory_usage_report"].get<std::string>();
+      EXPECT_EQ(NonZero(recorded), TotalsByColorInUsageReport(ReadFile(dir / fn))) << fn;
+      ++reports;
+    }
+    const fs::path analysis = dir / "memory_analysis.json";
+    if (fs::is_regular_file(analysis)) {
+      const json in_file = json::parse(ReadFile(analysis), nullptr, /*allow_exceptions=*/false);
+      ASSERT_TRUE(in_file.is_object()) << "cannot parse " << analysis;
+      for (const auto& [key, value] : c["memory_analysis"].items()) {
+        EXPECT_EQ(in_file.value(key, json()), value) << "memory_analysis." << key;
+      }
+      ++analyses;
+    } else {
+      EXPECT_TRUE(c["memory_analysis"].is_null() || c["memory_analysis"].empty())
+          << "memory_analysis recorded without memory_analysis.json";
+    }
+  }
+  EXPECT_GE(assignments, 500);
+  EXPECT_EQ(reports, static_cast<int>(m["cases"].size()));
+  EXPECT_GE(analyses, 400);
+}
+
+// Nothing committed is left out of the manifest: every case directory and
+// every buffer-assignment file under testdata/accel is a listed case's.
+TEST(AccelManifest, EveryCommittedAssignmentIsListed) {
+  const json& m = AccelManifest();
+  ASSERT_TRUE(m.contains("cases"));
+  std::set<fs::path> listed_assignments, listed_directories;
+  for (const auto& c : m["cases"]) {
+    const fs::path dir = (kTestdata / c.value("directory", "")).lexically_normal();
+    listed_directories.insert(dir);
+    if (c["role_files"].contains("buffer_assignment")) {
+      listed_assignments.insert(dir / c["role_files"]["buffer_assignment"].get<std::string>());
+    }
+  }
+  int committed = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(kTestdata / "accel")) {
+    const fs::path path = e.path().lexically_normal();
+    if (e.is_directory() && path.parent_path().parent_path() == (kTestdata / "accel").lexically_normal()) {
+      EXPECT_TRUE(listed_directories.count(path)) << "case directory not in the manifest: " << path;
+    }
+    if (!e.is_regular_file() || !EndsWith(path.filename().string(), "-buffer-assignment.txt")) continue;
+    ++committed;
+    EXPECT_TRUE(listed_assignments.count(path)) << "buffer-assignment file not in the manifest: " << path;
+  }
+  EXPECT_EQ(committed, static_cast<int>(listed_assignments.size()));
 }
 
 }  // namespace
