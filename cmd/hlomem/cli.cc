@@ -418,7 +418,7 @@ struct CheckFlags {
   std::string max_temp;
   std::string max_peak;
   std::string baseline;
-  double tolerance = 0;
+  std::optional<std::string> tolerance;  // a percentage: "5", "5%"
   std::vector<std::string> fail_on;
   bool allow_new = false;
   bool github = false;
@@ -463,7 +463,18 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
     }
   }
   options.fail_on = check.fail_on;
-  options.tolerance_percent = check.tolerance;
+  if (check.tolerance) {
+    absl::StatusOr<double> tolerance = hlomem::ParsePercent(*check.tolerance);
+    if (!tolerance.ok()) {
+      std::fprintf(stderr, "error: --tolerance: %s\n", std::string(tolerance.status().message()).c_str());
+      return kExitBadInput;
+    }
+    if (check.baseline.empty()) {
+      std::fprintf(stderr, "error: --tolerance applies to growth over --baseline, and no --baseline is given\n");
+      return kExitBadInput;
+    }
+    options.tolerance_percent = *tolerance;
+  }
   std::optional<hlomem::report::Report> baseline;
   if (!check.baseline.empty()) {
     absl::StatusOr<hlomem::report::Report> read = ReadReportJson(check.baseline);
@@ -728,8 +739,8 @@ int Main(int argc, const char* const* argv) {
   check->add_option("--max-temp", check_gate.max_temp, "Fail when a module's temp bytes exceed SIZE");
   check->add_option("--max-peak", check_gate.max_peak, "Fail when a module's peak live bytes exceed SIZE");
   check->add_option("--baseline", check_gate.baseline, "A previous `hlomem report --format json`");
-  check->add_option("--tolerance", check_gate.tolerance, "Growth over the baseline allowed, in percent")
-      ->check(AtLeast(0));
+  check->add_option("--tolerance", check_gate.tolerance,
+                    "Growth over --baseline allowed, in percent (5 or 5%)");
   check->add_option("--fail-on", check_gate.fail_on, "Fail on any finding of DETECTOR (repeatable; 'all')");
   check->add_flag("--allow-new", check_gate.allow_new,
                   "Check the modules that pair with the baseline and list the others (default: a "

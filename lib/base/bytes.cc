@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 
 namespace hlomem {
 
@@ -84,6 +85,23 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
         absl::StrCat("invalid size '", text, "': too large"));
   }
   return static_cast<int64_t>(bytes);
+}
+
+absl::StatusOr<double> ParsePercent(absl::string_view text) {
+  absl::string_view s = absl::StripAsciiWhitespace(text);
+  if (absl::ConsumeSuffix(&s, "%")) s = absl::StripTrailingAsciiWhitespace(s);
+  double value = 0;
+  // SimpleAtod would take "nan", "inf" and surrounding spaces; only digits,
+  // a sign, a point and an exponent make a percentage.
+  const bool numeric = !s.empty() && s.find_first_not_of("0123456789.eE+-") == absl::string_view::npos;
+  if (!numeric || !absl::SimpleAtod(s, &value) || !std::isfinite(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a percentage such as 5 or 5%, not '", text, "'"));
+  }
+  if (value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("must be at least 0, not ", absl::StripAsciiWhitespace(text)));
+  }
+  return value;
 }
 
 std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {

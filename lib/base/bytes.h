@@ -23,6 +23,11 @@ std::string HumanBytes(int64_t bytes);
 // alone are taken as binary, as most ML tooling does.
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 
+// Parses a percentage as people write it: "5", "5.5", "5%", "5 %", " 5% ".
+// Finite and at least 0 (growth of 200% is allowed); one optional '%' sign.
+// The messages name no flag, so each caller can prefix its own name.
+absl::StatusOr<double> ParsePercent(absl::string_view text);
+
 // Overflow-checked arithmetic on non-negative sizes: nullopt on overflow.
 std::optional<int64_t> CheckedMul(int64_t a, int64_t b);
 std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);

@@ -362,6 +362,36 @@ def parse_bytes(value: Optional[Bytes], what: str) -> Optional[int]:
         raise Error(f"{what}: {e}") from None
 
 
+def parse_percent(value: Union[float, str], what: str) -> float:
+    """5, 2.5, "5%", "5 %" -> percent, read as the CLI reads percentages."""
+    bad = Error(f"{what}: expected a percentage such as 5 or 5%, not {value!r}")
+    if isinstance(value, bool):
+        raise bad
+    if not isinstance(value, (int, float, str)):
+        try:
+            value = float(value)  # numpy scalars, Decimal, Fraction
+        except (TypeError, ValueError):
+            raise bad from None
+    try:
+        return _core.parse_percent(str(value))
+    except Error as e:
+        raise Error(f"{what}: {e}") from None
+
+
+def _fail_on_names(fail_on: Union[str, Sequence[str], None]) -> List[str]:
+    """fail_on as a list: one name ("missed-donation") or a sequence of them.
+    The names themselves are checked against the C++ registry by the check."""
+    if fail_on is None:
+        return []
+    if isinstance(fail_on, str):
+        return [fail_on]
+    names = list(fail_on)
+    for name in names:
+        if not isinstance(name, str):
+            raise Error(f"fail_on: expected detector names, not {name!r}")
+    return names
+
+
 class Report:
     """What hlomem found in one or more compiled modules.
 
@@ -459,17 +489,26 @@ class Report:
 
     def check(self, *, max_total: Optional[Bytes] = None, max_temp: Optional[Bytes] = None,
               max_peak: Optional[Bytes] = None, baseline: Union["Report", str, os.PathLike, None] = None,
-              tolerance: float = 0.0, fail_on: Sequence[str] = (), raise_on_failure: bool = True,
+              tolerance: Union[float, str, None] = None,
+              fail_on: Union[str, Sequence[str], None] = (), raise_on_failure: bool = True,
               ) -> CheckResult:
         """The CI gate of `hlomem check`. Raises CheckFailed, naming the
-        over-budget buffers and source lines, unless raise_on_failure=False."""
+        over-budget buffers and source lines, unless raise_on_failure=False.
+
+        tolerance: growth over `baseline` allowed, in percent: 2, 2.5, "5%";
+        only with a baseline. fail_on: a detector's name ("missed-donation"),
+        a sequence of them, or "all" (`hlomem detectors` lists them); an
+        unknown name raises Error."""
+        percent = parse_percent(tolerance, "tolerance") if tolerance is not None else None
+        names = _fail_on_names(fail_on)
         base = read_report(baseline) if isinstance(baseline, (str, os.PathLike)) else baseline
-        if not any(x is not None for x in (max_total, max_temp, max_peak, base)) and not fail_on:
+        if percent is not None and base is None:
+            raise Error("tolerance applies to growth over a baseline, and no baseline is given")
+        if not any(x is not None for x in (max_total, max_temp, max_peak, base)) and not names:
             raise Error("check needs a gate: max_total, max_temp, max_peak, baseline or fail_on")
         handle = _core.check(self._handle, parse_bytes(max_total, "max_total"),
                              parse_bytes(max_temp, "max_temp"), parse_bytes(max_peak, "max_peak"),
-                             base._handle if base is not None else None, float(tolerance),
-                             list(fail_on))
+                             base._handle if base is not None else None, percent or 0.0, names)
         violations = [Violation(v["module"], v["rule"], v["value"], v["limit"], v["message"],
                                 v["contributors"],
                                 Source(v["source_file"], v["source_line"]) if v["source_file"] else None)

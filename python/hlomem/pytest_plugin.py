@@ -36,15 +36,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("hlomem", "memory budgets of compiled XLA programs")
     group.addoption("--hlomem-update", action="store_true", default=False,
                     help="record hlomem baselines instead of comparing with them")
-    group.addoption("--hlomem-tolerance", type=float, default=None,
-                    help="growth over a baseline allowed, in percent (default: the test's, else 0)")
+    group.addoption("--hlomem-tolerance", default=None, metavar="PERCENT",
+                    help="growth over a baseline allowed, in percent: 5 or 5%% (default: the "
+                         "test's, else 0)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "hlomem(max_total=None, max_temp=None, max_peak=None, "
-                            "tolerance=0, fail_on=(), target=None, device=None): defaults for the "
+                            "tolerance=None, fail_on=(), target=None, device=None): defaults for the "
                             "hlomem_budget fixture of this test")
     config.stash[_RESULTS_KEY] = []
+    tolerance = config.getoption("--hlomem-tolerance")
+    if tolerance is not None:
+        try:
+            _report.parse_percent(tolerance, "--hlomem-tolerance")
+        except _report.Error as e:
+            raise pytest.UsageError(str(e)) from None
 
 
 def _baseline_path(node: pytest.Item, name: Optional[str]) -> pathlib.Path:
@@ -90,10 +97,15 @@ class Budget:
         config.stash[_RESULTS_KEY].append((self._request.node.nodeid, report, str(path)))
         tolerance = config.getoption("--hlomem-tolerance")
         if tolerance is None:
-            tolerance = float(options.get("tolerance", 0.0))
+            tolerance = options.get("tolerance")
+        if tolerance is not None:  # a bad one fails when recording too
+            _report.parse_percent(tolerance, "tolerance")
         gates = {k: options.get(k) for k in ("max_total", "max_temp", "max_peak")}
-        fail_on = tuple(options.get("fail_on") or ())
+        fail_on = options.get("fail_on") or ()  # one name, or a sequence of them
         if not baseline:
+            if options.get("tolerance") is not None:
+                raise _report.Error("tolerance applies to growth over the baseline, and this call "
+                                    "has baseline=False")
             if any(v is not None for v in gates.values()) or fail_on:
                 report.check(**gates, fail_on=fail_on)
             return report

@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -15,8 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cmd/hlomem/cli.h"
 #include "lib/base/bytes.h"
+#include "lib/detect/detectors.h"
 #include "lib/pipeline/pipeline.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
@@ -160,10 +164,29 @@ struct CheckHandle {
   report::CheckResult result;
 };
 
+// The names `fail_on` takes: the detector registry's, and "all".
+std::vector<std::string> DetectorNames() {
+  std::vector<std::string> names;
+  for (const detect::DetectorInfo& d : detect::Detectors()) names.emplace_back(d.name);
+  return names;
+}
+
+// Raises hlomem.Error naming the first name that is no detector, and the
+// ones there are, as `hlomem check --fail-on` refuses it (in Python's words).
+void ValidateFailOn(const std::vector<std::string>& fail_on) {
+  const std::vector<std::string> known = DetectorNames();
+  for (const std::string& name : fail_on) {
+    if (name == "all" || std::find(known.begin(), known.end(), name) != known.end()) continue;
+    throw Error(absl::StrCat("fail_on: unknown detector '", name, "'; the detectors are ",
+                             absl::StrJoin(known, ", "), ", or 'all' for every one"));
+  }
+}
+
 CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
                   std::optional<int64_t> max_temp, std::optional<int64_t> max_peak,
                   const std::optional<ReportHandle>& baseline, double tolerance,
                   const std::vector<std::string>& fail_on, int contributors) {
+  ValidateFailOn(fail_on);
   report::CheckOptions options;
   options.max_total = max_total;
   options.max_temp = max_temp;
@@ -279,6 +302,11 @@ NB_MODULE(_core, m) {
   m.def("parse_bytes",
         [](const std::string& text) { return ValueOrRaise(hlomem::ParseByteSize(text)); },
         nb::arg("text"), "\"80GiB\", \"1.5e9\" -> bytes, as the CLI reads sizes.");
+  m.def("parse_percent",
+        [](const std::string& text) { return ValueOrRaise(hlomem::ParsePercent(text)); },
+        nb::arg("text"), "\"5\", \"5%\", \"5 %\" -> 5.0, as the CLI reads --tolerance.");
+  m.def("detector_names", &DetectorNames,
+        "The detectors' names, as `hlomem detectors` lists them (fail_on also takes 'all').");
   m.def("cli_main", &CliMain, nb::arg("argv"),
         "Runs the hlomem command line with argv (argv[0] the program name); returns the exit code.");
 }

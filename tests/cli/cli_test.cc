@@ -1,5 +1,6 @@
 // Runs the hlomem binary as a user would and checks what it prints, its exit
 // codes and the files it writes.
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -153,6 +154,52 @@ TEST(CliTest, SeveralModulesGetAnIndexAndTheLargestComesFirst) {
   EXPECT_THAT(html.out, HasSubstr("<nav class=modules><b>2 modules</b>"));
   EXPECT_THAT(html.out, HasSubstr("<a href=\"#module-0\">jit_function_using_idx</a>"));
   EXPECT_THAT(html.out, HasSubstr("<h2 id=\"module-1\">jit_argmax_both</h2>"));
+}
+
+}  // namespace
+
+namespace {
+
+// A baseline of the seed case with its figures 3% smaller: the dump grew 3%.
+std::string GrownBaseline() {
+  const std::string path = ::testing::TempDir() + "/hlomem-baseline-grown.json";
+  EXPECT_EQ(Hlomem("report --format json -o " + path + " " + kSeedGrads).exit_code, 0);
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  for (auto& m : j["modules"]) {
+    for (const char* key : {"total_bytes", "temp_bytes", "peak_live_bytes"}) {
+      m["computed"][key] = m["computed"][key].get<int64_t>() * 100 / 103;
+    }
+  }
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+TEST(CliTest, ToleranceTakesThePercentSign) {
+  const std::string baseline = GrownBaseline();
+  const std::string check = "check --baseline " + baseline + " " + kSeedGrads;
+  EXPECT_EQ(Hlomem(check).exit_code, 1);
+  for (const char* tolerance : {"5", "5%", "'5 %'", "' 5% '", "5.5"}) {
+    const auto run = Hlomem(check + " --tolerance " + tolerance);
+    EXPECT_EQ(run.exit_code, 0) << tolerance << ": " << run.out;
+  }
+  // The value is the one given, sign or not: 2% is less than the growth.
+  const auto tight = Hlomem(check + " --tolerance 2%");
+  EXPECT_EQ(tight.exit_code, 1) << tight.out;
+  EXPECT_THAT(tight.out, HasSubstr("grew"));
+  for (const char* bad : {"5%%", "abc", "nan", "''"}) {
+    const auto run = Hlomem(check + " --tolerance " + bad);
+    EXPECT_EQ(run.exit_code, 2) << bad << ": " << run.out;
+    EXPECT_THAT(run.out, HasSubstr("error: --tolerance: expected a percentage such as 5 or 5%, not '"));
+  }
+}
+
+TEST(CliTest, ToleranceWithoutABaselineIsBadInput) {
+  for (const char* tolerance : {"5%", "0"}) {
+    const auto run = Hlomem(std::string("check --max-total 1T --tolerance ") + tolerance + " " + kSeedGrads);
+    EXPECT_EQ(run.exit_code, 2) << run.out;
+    EXPECT_THAT(run.out, HasSubstr("error: --tolerance applies to growth over --baseline"));
+  }
 }
 
 }  // namespace

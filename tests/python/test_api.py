@@ -201,3 +201,76 @@ def test_a_baseline_of_another_program_is_refused(testdata, tmp_path):
     report = hlomem.analyze(testdata / "jax" / "seed_gather_grad_int32_grads")
     with pytest.raises(hlomem.Error, match="do not correspond"):
         report.check(baseline=tmp_path / "other.json")
+
+
+def test_fail_on_takes_one_detector_name(testdata):
+    # 4 x f32[4096,4096] parameters updated into new outputs without
+    # donate_argnums: 256 MiB that missed-donation finds.
+    report = hlomem.analyze(testdata / "jax" / "det_missed_donation_pos")
+    missed = [f for f in report.findings if f.detector == "missed-donation"]
+    assert sum(f.bytes for f in missed) == 4 * 4096 * 4096 * 4
+    with pytest.raises(hlomem.CheckFailed, match="missed-donation") as failed:
+        report.check(fail_on="missed-donation")
+    assert failed.value.violations
+    with pytest.raises(hlomem.CheckFailed):
+        report.check(fail_on=["missed-donation", "layout-copy"])
+    with pytest.raises(hlomem.CheckFailed):
+        report.check(fail_on="all")
+    # The same program with the parameters donated passes the same gate.
+    donated = hlomem.analyze(testdata / "jax" / "det_missed_donation_neg")
+    assert donated.check(fail_on="missed-donation").passed
+
+
+def test_fail_on_an_unknown_detector_is_an_error(gather_grad_dump):
+    report = hlomem.analyze(gather_grad_dump)
+    for fail_on in ("missed_donation", ["missed-donation", "missed_donation"]):
+        with pytest.raises(hlomem.Error) as error:
+            report.check(fail_on=fail_on)
+        message = str(error.value)
+        assert "fail_on: unknown detector 'missed_donation'" in message
+        # The known names, from the C++ registry, and "all".
+        for name in hlomem._core.detector_names():
+            assert name in message
+        assert "missed-donation" in hlomem._core.detector_names()
+        assert "'all'" in message
+        assert "--" not in message  # Python's names, not the CLI's flags
+    with pytest.raises(hlomem.Error, match="fail_on: expected detector names"):
+        report.check(fail_on=[3])
+
+
+def grown_baseline(report, tmp_path):
+    """The report saved with its figures 3% smaller: the report grew 3%."""
+    path = tmp_path / "smaller.json"
+    report.save(path)
+    saved = json.loads(path.read_text())
+    for module in saved["modules"]:
+        for key in ("total_bytes", "temp_bytes", "peak_live_bytes"):
+            module["computed"][key] = module["computed"][key] * 100 // 103
+    path.write_text(json.dumps(saved))
+    return path
+
+
+def test_tolerance_takes_the_percent_sign(gather_grad_dump, tmp_path):
+    report = hlomem.analyze(gather_grad_dump)
+    baseline = grown_baseline(report, tmp_path)
+    with pytest.raises(hlomem.CheckFailed):
+        report.check(baseline=baseline)
+    for tolerance in (5, 5.5, "5", "5%", "5 %", " 5% "):
+        assert report.check(baseline=baseline, tolerance=tolerance).passed, tolerance
+    with pytest.raises(hlomem.CheckFailed):
+        report.check(baseline=baseline, tolerance="2%")
+    for bad in ("5%%", "abc", "", float("nan"), float("inf"), -1, "-1%", True, [5]):
+        with pytest.raises(hlomem.Error, match="^tolerance: ") as error:
+            report.check(baseline=baseline, tolerance=bad)
+        assert "--" not in str(error.value), bad
+    with pytest.raises(hlomem.Error, match="expected a percentage such as 5 or 5%, not '5%%'"):
+        report.check(baseline=baseline, tolerance="5%%")
+
+
+def test_tolerance_without_a_baseline_is_an_error(gather_grad_dump):
+    report = hlomem.analyze(gather_grad_dump)
+    for tolerance in ("5%", 2, 0):
+        with pytest.raises(hlomem.Error, match="tolerance applies to growth over a baseline") as error:
+            report.check(max_total="250GiB", tolerance=tolerance)
+        assert "--" not in str(error.value)
+    assert report.check(max_total="250GiB").passed

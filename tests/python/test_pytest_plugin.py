@@ -84,6 +84,72 @@ def test_tolerance_allows_small_growth(pytester):
     write_test(pytester, 1032)  # under 2% more bytes
     pytester.runpytest().assert_outcomes(failed=1)
     pytester.runpytest("--hlomem-tolerance", "5").assert_outcomes(passed=1)
+    pytester.runpytest("--hlomem-tolerance", "5%").assert_outcomes(passed=1)
+    pytester.runpytest("--hlomem-tolerance", "5 %").assert_outcomes(passed=1)
+    pytester.runpytest("--hlomem-tolerance", "0.1%").assert_outcomes(failed=1)
+    bad = pytester.runpytest("--hlomem-tolerance", "5%%")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--hlomem-tolerance: expected a percentage such as 5 or 5%, not '5%%'*"])
+
+
+def test_tolerance_from_the_marker_takes_the_percent_sign(pytester):
+    write_test(pytester, 1024)
+    pytester.runpytest("--hlomem-update").assert_outcomes(passed=1)
+    marked = STEP.replace("def test_step_memory", '@pytest.mark.hlomem(tolerance="5%")\ndef test_step_memory')
+    pytester.makepyfile(test_model=marked.format(n=1032, extra=""))
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_tolerance_without_a_baseline_is_an_error(pytester):
+    pytester.makepyfile(test_no_baseline="""
+import jax
+import jax.numpy as jnp
+import pytest
+
+@pytest.mark.hlomem(max_total="1GiB", tolerance="5%")
+def test_budget(hlomem_budget):
+    x = jax.ShapeDtypeStruct((256, 256), jnp.float32)
+    hlomem_budget(jax.jit(lambda a: a @ a).lower(x).compile(), baseline=False)
+""")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*hlomem*Error: tolerance applies to growth over the baseline*"])
+
+
+MISSED_DONATION = """
+import jax
+import jax.numpy as jnp
+import pytest
+
+# The new weights could overwrite the old: 4 MiB more without donate_argnums.
+def sgd(w, g):
+    return w - 0.01 * g
+
+W = jax.ShapeDtypeStruct((1024, 1024), jnp.float32)
+
+@pytest.mark.hlomem(fail_on={fail_on!r})
+def test_sgd(hlomem_budget):
+    hlomem_budget(sgd, W, W, baseline=False)
+
+@pytest.mark.hlomem(fail_on={fail_on!r})
+def test_sgd_donated(hlomem_budget):
+    hlomem_budget(sgd, W, W, baseline=False, donate_argnums=0)
+"""
+
+
+def test_fail_on_one_detector_name_from_the_marker(pytester):
+    for fail_on in ("missed-donation", ["missed-donation"]):
+        pytester.makepyfile(test_sgd=MISSED_DONATION.format(fail_on=fail_on))
+        result = pytester.runpytest()
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines(["*missed-donation*", "*FAILED*test_sgd.py::test_sgd -*"])
+
+
+def test_fail_on_an_unknown_detector_from_the_marker(pytester):
+    pytester.makepyfile(test_sgd=MISSED_DONATION.format(fail_on="missed_donation"))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*fail_on: unknown detector 'missed_donation'*missed-donation*"])
 
 
 def test_absolute_budget_from_the_marker(pytester):
