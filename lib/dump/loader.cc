@@ -93,8 +93,11 @@ absl::StatusOr<ParsedHlo> ParseHloFile(const std::string& path, const LoadOption
   return parsed;
 }
 
+// Reads XLA's buffer assignment with the files that say whether it is whole
+// (the values file's total and list, the memory-usage report's totals).
 absl::StatusOr<XlaBufferAssignment> ReadXlaAssignment(const DumpModuleFiles& files,
-                                                      std::vector<std::string>* read) {
+                                                      std::vector<std::string>* read,
+                                                      std::vector<std::string>* warnings) {
   auto open = [&](const std::string& path) -> absl::StatusOr<std::shared_ptr<const FileContents>> {
     read->push_back(path);
     return FileContents::Open(path);
@@ -118,6 +121,22 @@ absl::StatusOr<XlaBufferAssignment> ReadXlaAssignment(const DumpModuleFiles& fil
         ParseXlaLiveRange(files.live_range, (*live)->data());
     if (!range.ok()) return range.status();
     assignment->live_range = std::move(*range);
+  }
+  // The report only witnesses: one that does not parse (cut, too) is left
+  // out, and the assignment is judged without it.
+  if (!files.memory_usage_report.empty()) {
+    absl::StatusOr<std::shared_ptr<const FileContents>> report_file =
+        open(files.memory_usage_report);
+    absl::StatusOr<XlaMemoryUsageReport> report =
+        report_file.ok() ? ParseXlaMemoryUsageReport(files.memory_usage_report,
+                                                     (*report_file)->data())
+                         : absl::StatusOr<XlaMemoryUsageReport>(report_file.status());
+    if (report.ok()) {
+      CheckAgainstMemoryUsageReport(*report, files.memory_usage_report, &*assignment);
+    } else {
+      warnings->push_back(absl::StrCat(report.status().message(),
+                                       "\n(XLA's memory-usage report is ignored)"));
+    }
   }
   return assignment;
 }
@@ -168,7 +187,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
   std::optional<XlaBufferAssignment> xla;
   std::vector<std::string> warnings;
   if (options.read_xla_assignment && !files.buffer_assignment.empty()) {
-    absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &read);
+    absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &read, &warnings);
     if (assignment.ok()) {
       xla = std::move(*assignment);
     } else {
@@ -196,7 +215,8 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
     files.buffer_assignment = hlo_path;
     files.hlo_text.clear();
     std::vector<std::string> assignment_read;
-    absl::StatusOr<XlaBufferAssignment> assignment = ReadXlaAssignment(files, &assignment_read);
+    absl::StatusOr<XlaBufferAssignment> assignment =
+        ReadXlaAssignment(files, &assignment_read, &warnings);
     if (!assignment.ok()) {
       out.error = assignment.status();
       out.fatal = named_explicitly;
@@ -208,6 +228,7 @@ DumpLoad LoadDumpModule(DumpModuleFiles files, bool named_explicitly, const Load
     loaded.target_files = std::move(target_files);
     loaded.files_read = std::move(assignment_read);
     loaded.xla = std::move(*assignment);
+    loaded.warnings = std::move(warnings);
     return out;
   }
   if (!parsed.ok()) {

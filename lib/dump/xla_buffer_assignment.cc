@@ -1,11 +1,14 @@
 #include "lib/dump/xla_buffer_assignment.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "lib/base/bytes.h"
 #include "lib/base/diagnostic.h"
 #include "lib/base/status_macros.h"
@@ -353,6 +356,7 @@ absl::Status ParseLiveRangeAt(const TextParser& parser, size_t pos,
         section = LiveRangeSection::kSequence;
       } else if (line == "  BufferLiveRange:") {
         section = LiveRangeSection::kBuffers;
+        live_range->has_buffer_ranges = true;
       } else if (cursor.Consume("  Live ranges at ") &&
                  ConsumeInt(cursor, &live_range->peak_time) == IntResult::kOk &&
                  cursor.rest() == " (peak):") {
@@ -361,6 +365,7 @@ absl::Status ParseLiveRangeAt(const TextParser& parser, size_t pos,
         // "Stack trace breakdown for peak usage" (2025-07+), "Live ranges at
         // every moment" (2021): not needed, skip their bodies.
         section = LiveRangeSection::kSkipped;
+        live_range->has_other_section = true;
       }
       continue;
     }
@@ -426,7 +431,126 @@ absl::Status ParseLiveRangeAt(const TextParser& parser, size_t pos,
 constexpr absl::string_view kLiveRangeUnavailable =
     "HloLiveRange not available";
 
+// ---------------------------------------------------------------------------
+// Wholeness.
+
+// "8.29MiB (8693068 B)".
+std::string Bytes(int64_t bytes) {
+  return absl::StrCat(HumanBytes(bytes), " (", bytes, " B)");
+}
+
+// The entries of a "Used values:" list (HloValue::ToString, one per value of
+// every allocation, sorted by id): `<ID NAME @C>`, its positions and uses,
+// and since 2019 a closing ` from instruction: ...` line.
+class UsedValuesList {
+ public:
+  // Takes one line of the list.
+  void Add(absl::string_view line) {
+    if (!line.empty() && line[0] == '<') {
+      Cursor cursor{line, 0, 1};
+      int64_t id = -1;
+      if (ConsumeInt(cursor, &id) != IntResult::kOk) return;
+      entries_.emplace_back(id, line);
+    } else if (absl::StartsWith(line, " from instruction: ")) {
+      ++closed_;
+    }
+  }
+
+  // Records in `assignment` where the list and the allocations' value lines
+  // disagree. `where` names the list ("its 'Used values'").
+  void Compare(absl::string_view where, XlaBufferAssignment* assignment) const {
+    if (!assignment->lists_values) return;
+    absl::flat_hash_set<int64_t> in_allocations;
+    for (const XlaAllocation& allocation : assignment->allocations) {
+      for (const XlaValue& value : allocation.values) in_allocations.insert(value.id);
+    }
+    absl::flat_hash_set<int64_t> listed;
+    int64_t unplaced = 0;
+    absl::string_view first_unplaced;
+    for (const auto& [id, line] : entries_) {
+      listed.insert(id);
+      if (!in_allocations.contains(id)) {
+        if (unplaced++ == 0) first_unplaced = line;
+      }
+    }
+    if (unplaced > 0) {
+      assignment->gaps.push_back(absl::StrCat(where, " lists ", entries_.size(), " values, ",
+                                              unplaced, " of them in none of its allocations (",
+                                              first_unplaced, unplaced > 1 ? ", ..." : "", ")"));
+    }
+    int64_t unlisted = 0;
+    for (int64_t id : in_allocations) unlisted += listed.contains(id) ? 0 : 1;
+    if (unlisted > 0) {
+      assignment->gaps.push_back(absl::StrCat(where, " lists ", listed.size(), " of the ",
+                                              in_allocations.size(),
+                                              " values of its allocations"));
+    }
+    // XLA closes each entry with its instruction (since 2019): a list cut
+    // inside its last entry has one fewer.
+    if (closed_ > 0 && closed_ < static_cast<int64_t>(entries_.size())) {
+      assignment->gaps.push_back(
+          absl::StrCat(where, " stops inside the entry of ", entries_.back().second));
+    }
+  }
+
+ private:
+  std::vector<std::pair<int64_t, absl::string_view>> entries_;
+  int64_t closed_ = 0;  // ` from instruction:` lines
+};
+
+// How a gap names another file of the dump: by what follows the stem it
+// shares with the buffer-assignment file ("*-buffer-assignment-values.txt"),
+// else by its path.
+std::string SiblingName(absl::string_view assignment_path, absl::string_view sibling) {
+  constexpr absl::string_view kSuffix = "-buffer-assignment.txt";
+  if (!absl::EndsWith(assignment_path, kSuffix)) return std::string(sibling);
+  const absl::string_view stem = assignment_path.substr(0, assignment_path.size() - kSuffix.size());
+  if (!absl::StartsWith(sibling, stem)) return std::string(sibling);
+  return absl::StrCat("*", sibling.substr(stem.size()));
+}
+
+// Lines in `text`, counting a last one without a newline.
+int64_t LineCount(absl::string_view text) {
+  int64_t lines = std::count(text.begin(), text.end(), '\n');
+  if (!text.empty() && text.back() != '\n') ++lines;
+  return lines;
+}
+
 }  // namespace
+
+std::string LiveRangeGap(const XlaLiveRange& live_range) {
+  if (static_cast<int64_t>(live_range.sequence.size()) < live_range.max_time) {
+    return absl::StrCat("stops at logical time ", live_range.sequence.size(), " of ",
+                        live_range.max_time);
+  }
+  if (!live_range.has_buffer_ranges) return "has no BufferLiveRange section";
+  if (live_range.peak_time < 0) {
+    return live_range.has_other_section ? "" : "stops before the live ranges at its peak";
+  }
+  int64_t spanning = 0;
+  for (const XlaLiveRange::Range& range : live_range.ranges) {
+    if (range.start <= live_range.peak_time && live_range.peak_time <= range.end) ++spanning;
+  }
+  if (static_cast<int64_t>(live_range.peak_values.size()) < spanning) {
+    return absl::StrCat("lists ", live_range.peak_values.size(), " of the ", spanning,
+                        " values live at its peak (time ", live_range.peak_time, ")");
+  }
+  return "";
+}
+
+std::string XlaBufferAssignment::IncompleteReason() const {
+  if (gaps.empty()) return "";
+  // Two signs say enough; a cut file usually shows several.
+  constexpr size_t kShown = 2;
+  std::vector<std::string> parts;
+  if (!end_description.empty()) parts.push_back(end_description);
+  parts.insert(parts.end(), gaps.begin(), gaps.begin() + std::min(gaps.size(), kShown));
+  if (gaps.size() > kShown) {
+    parts.push_back(absl::StrCat(gaps.size() - kShown, " more sign",
+                                 gaps.size() - kShown == 1 ? "" : "s", " of it"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
 
 // ---------------------------------------------------------------------------
 
@@ -485,6 +609,8 @@ absl::StatusOr<XlaBufferAssignment> ParseXlaBufferAssignment(
   enum class Section { kAllocations, kAfterAllocations, kUsedValues };
   Section section = Section::kAllocations;
   bool in_cross_color_list = false;
+  assignment.text_end = XlaTextEnd::kAllocations;
+  UsedValuesList used_values;
   while (reader.Next(&line, &offset)) {
     Cursor cursor{line, offset};
     if (section == Section::kAllocations) {
@@ -492,6 +618,9 @@ absl::StatusOr<XlaBufferAssignment> ParseXlaBufferAssignment(
         XlaAllocation allocation;
         HLOMEM_RETURN_IF_ERROR(
             ParseAllocationHeader(parser, cursor, &allocation));
+        if (absl::StrContains(line.substr(0, line.find(',')), ": 0x")) {
+          assignment.lists_values = false;  // the pre-2019-09 header
+        }
         assignment.allocations.push_back(std::move(allocation));
         in_cross_color_list = false;
         continue;
@@ -538,21 +667,76 @@ absl::StatusOr<XlaBufferAssignment> ParseXlaBufferAssignment(
       int64_t total = 0;
       HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &total));
       assignment.total_bytes = total;
+      assignment.text_end = std::max(assignment.text_end, XlaTextEnd::kTotal);
       continue;
     }
     if (line == "Used values:") {
       section = Section::kUsedValues;
+      assignment.text_end = std::max(assignment.text_end, XlaTextEnd::kUsedValues);
       continue;
     }
     if (absl::StartsWith(line, "HloLiveRange (max ")) {
       XlaLiveRange live_range;
       HLOMEM_RETURN_IF_ERROR(ParseLiveRangeAt(parser, offset, &live_range));
       assignment.live_range = std::move(live_range);
+      assignment.text_end = XlaTextEnd::kLiveRange;
       break;
     }
-    if (absl::StartsWith(line, kLiveRangeUnavailable)) break;
-    // Anything else after the allocations (the "Used values" entries, or a
-    // section a newer XLA added) is not needed.
+    if (absl::StartsWith(line, kLiveRangeUnavailable)) {
+      assignment.text_end = XlaTextEnd::kLiveRange;
+      break;
+    }
+    // The "Used values" entries are read only to see that the list is
+    // whole; anything else after the allocations (a section a newer XLA
+    // added) is not needed.
+    if (section == Section::kUsedValues) used_values.Add(line);
+  }
+
+  // Whole, as far as the text alone can say? (The loader also compares it
+  // with the dump's other files, the pipeline with the module.)
+  assignment.path = std::string(path);
+  const int64_t lines = LineCount(text);
+  switch (assignment.text_end) {
+    case XlaTextEnd::kNotText:
+    case XlaTextEnd::kAllocations:
+      assignment.end_description =
+          assignment.allocations.empty()
+              ? absl::StrCat("it ends before any allocation (line ", lines, ")")
+              : absl::StrCat("it ends after allocation ", assignment.allocations.back().index,
+                             " (line ", lines, ")");
+      break;
+    case XlaTextEnd::kTotal:
+      assignment.end_description =
+          absl::StrCat("it ends after 'Total bytes used' (line ", lines, ")");
+      break;
+    case XlaTextEnd::kUsedValues:
+      assignment.end_description = absl::StrCat("it ends in 'Used values' (line ", lines, ")");
+      break;
+    case XlaTextEnd::kLiveRange:
+      assignment.end_description = absl::StrCat("it ends in HloLiveRange (line ", lines, ")");
+      break;
+  }
+  if (!text.empty() && text.back() != '\n') {
+    assignment.gaps.push_back("its last line has no newline: the file was cut mid-line");
+  }
+  const int64_t sum = assignment.SumOfAllocationSizes();
+  if (assignment.total_bytes && *assignment.total_bytes != sum) {
+    assignment.gaps.push_back(absl::StrCat("its allocations sum to ", Bytes(sum), ", not the ",
+                                           Bytes(*assignment.total_bytes),
+                                           " of its 'Total bytes used'"));
+  }
+  if (assignment.text_end == XlaTextEnd::kTotal) {
+    assignment.gaps.push_back("no 'Used values:' follows its 'Total bytes used', as XLA writes it");
+  }
+  if (assignment.text_end >= XlaTextEnd::kUsedValues && !assignment.total_bytes) {
+    assignment.gaps.push_back("it has no 'Total bytes used' line before its 'Used values'");
+  }
+  if (assignment.text_end >= XlaTextEnd::kUsedValues) {
+    used_values.Compare("its 'Used values'", &assignment);
+  }
+  if (assignment.live_range) {
+    const std::string gap = LiveRangeGap(*assignment.live_range);
+    if (!gap.empty()) assignment.gaps.push_back(absl::StrCat("its HloLiveRange ", gap));
   }
   return assignment;
 }
@@ -564,20 +748,49 @@ absl::Status ParseXlaBufferAssignmentValues(absl::string_view path,
   LineReader reader(text, 0);
   absl::string_view line;
   size_t offset = 0;
+  std::optional<int64_t> total;
+  bool in_used_values = false;
+  UsedValuesList used_values;
   while (reader.Next(&line, &offset)) {
-    if (line.empty()) continue;
-    Cursor cursor{line, offset};
-    if (!cursor.Consume("Total bytes used: ")) {
-      return parser.Error(offset,
-                          "expected 'Total bytes used: N' (the first line of a "
-                          "-buffer-assignment-values.txt file)");
+    if (!total) {
+      if (line.empty()) continue;
+      Cursor cursor{line, offset};
+      if (!cursor.Consume("Total bytes used: ")) {
+        return parser.Error(offset,
+                            "expected 'Total bytes used: N' (the first line of a "
+                            "-buffer-assignment-values.txt file)");
+      }
+      int64_t bytes = 0;
+      HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &bytes));
+      total = bytes;
+      continue;
     }
-    int64_t total = 0;
-    HLOMEM_RETURN_IF_ERROR(parser.ParseTotalBytes(cursor, &total));
-    assignment->total_bytes = total;
-    return absl::OkStatus();
+    if (line == "Used values:") {
+      in_used_values = true;
+    } else if (in_used_values) {
+      used_values.Add(line);
+    }
   }
-  return parser.Error(text.size(), "expected 'Total bytes used: N'");
+  if (!total) return parser.Error(text.size(), "expected 'Total bytes used: N'");
+  assignment->total_bytes = *total;
+
+  // The values file is written from the same allocations: its total is
+  // their sum, and its list names each of their values.
+  const std::string name = SiblingName(assignment->path, path);
+  const int64_t sum = assignment->SumOfAllocationSizes();
+  if (*total != sum) {
+    assignment->gaps.push_back(absl::StrCat("its allocations sum to ", Bytes(sum), ", not the ",
+                                            Bytes(*total), " of 'Total bytes used' in ", name));
+  }
+  if (text.back() != '\n') {
+    assignment->gaps.push_back(absl::StrCat(name, " ends mid-line"));
+  }
+  if (!in_used_values) {
+    assignment->gaps.push_back(absl::StrCat(name, " stops before its 'Used values:'"));
+  } else {
+    used_values.Compare(absl::StrCat("'Used values' in ", name), assignment);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<XlaLiveRange>> ParseXlaLiveRange(
@@ -719,6 +932,93 @@ absl::StatusOr<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(
   }
   // XLA writes an empty report for a module with no allocations.
   return report;
+}
+
+void CheckAgainstMemoryUsageReport(const XlaMemoryUsageReport& report,
+                                   absl::string_view report_path,
+                                   XlaBufferAssignment* assignment) {
+  const std::string name = SiblingName(assignment->path, report_path);
+  if (report.layout == XlaMemoryUsageReport::Layout::kAllocationList) {
+    // An empty report says nothing.
+    if (!report.total_bytes) return;
+    const int64_t sum = assignment->SumOfAllocationSizes();
+    if (*report.total_bytes != sum) {
+      assignment->gaps.push_back(absl::StrCat("its allocations sum to ", Bytes(sum), ", not the ",
+                                              Bytes(*report.total_bytes),
+                                              " of 'Total bytes used' in ", name));
+    }
+    // This layout dates the dump to 2024-10..2026-03, when the text ended
+    // with HloLiveRange.
+    if (assignment->text_end != XlaTextEnd::kNotText &&
+        assignment->text_end != XlaTextEnd::kLiveRange) {
+      assignment->gaps.push_back(absl::StrCat(
+          "it has no HloLiveRange, with which XLA ended the file when it wrote memory-usage "
+          "reports such as ",
+          name));
+    }
+    return;
+  }
+  std::map<int64_t, int64_t> by_color;
+  for (const XlaAllocation& allocation : assignment->allocations) {
+    int64_t& bytes = by_color[allocation.color];
+    bytes = SaturatingAdd(bytes, allocation.size);
+  }
+  std::map<int64_t, std::pair<std::string, int64_t>> reported;
+  for (const XlaMemoryUsageReport::MemorySpace& space : report.memory_spaces) {
+    reported[space.color] = {space.name, space.total_bytes};
+  }
+  for (const auto& [color, entry] : reported) {
+    const auto it = by_color.find(color);
+    const int64_t bytes = it == by_color.end() ? 0 : it->second;
+    if (bytes != entry.second) {
+      assignment->gaps.push_back(absl::StrCat("its allocations in memory space ", entry.first,
+                                              " (color ", color, ") sum to ", Bytes(bytes),
+                                              ", not the ", Bytes(entry.second), " of ",
+                                              name));
+      return;
+    }
+  }
+  if (report.memory_spaces.empty()) return;  // an empty report
+  for (const auto& [color, bytes] : by_color) {
+    if (reported.count(color) == 0) {
+      assignment->gaps.push_back(absl::StrCat("its allocations of color ", color, " (",
+                                              Bytes(bytes), ") are in no memory space of ",
+                                              name));
+      return;
+    }
+  }
+}
+
+void CheckXlaCoverage(const std::vector<XlaBufferName>& assigned,
+                      XlaBufferAssignment* assignment) {
+  if (!assignment->lists_values) return;
+  // Views into the values and into `assigned`: no copies for a module of a
+  // million buffers.
+  using Key = std::pair<absl::string_view, absl::Span<const int64_t>>;
+  absl::flat_hash_set<Key> in_allocations;
+  for (const XlaAllocation& allocation : assignment->allocations) {
+    for (const XlaValue& value : allocation.values) {
+      in_allocations.insert(Key(value.instruction, value.shape_index));
+    }
+  }
+  absl::flat_hash_set<Key> seen;
+  std::vector<std::string> missing;
+  for (const XlaBufferName& buffer : assigned) {
+    const Key key(buffer.instruction, buffer.shape_index);
+    if (in_allocations.contains(key) || !seen.insert(key).second) continue;
+    missing.push_back(buffer.shape_index.empty()
+                          ? std::string(buffer.instruction)
+                          : absl::StrCat(buffer.instruction, "{",
+                                         absl::StrJoin(buffer.shape_index, ","), "}"));
+  }
+  if (missing.empty()) return;
+  constexpr size_t kShown = 3;
+  const std::vector<std::string> shown(missing.begin(),
+                                       missing.begin() + std::min(missing.size(), kShown));
+  assignment->gaps.push_back(absl::StrCat(
+      "none of its allocations holds ", missing.size(), " of the ", assigned.size(),
+      " buffers hlomem assigns (", absl::StrJoin(shown, ", "),
+      missing.size() > kShown ? ", ..." : "", ")"));
 }
 
 }  // namespace hlomem::dump

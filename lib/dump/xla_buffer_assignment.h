@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace hlomem::dump {
 
@@ -85,6 +86,28 @@ struct XlaLiveRange {
   std::vector<Range> ranges;
   int64_t peak_time = -1;  // `Live ranges at T (peak):`; -1 when absent
   std::vector<PeakValue> peak_values;
+  // Which section headers were there, for the wholeness verdict: XLA
+  // prints the buffer live ranges after the sequence, then the values live
+  // at the peak (one per buffer live range that spans it), or in 2021 the
+  // live ranges at every moment, then (2025-07+) a stack trace breakdown.
+  bool has_buffer_ranges = false;  // `  BufferLiveRange:`
+  bool has_other_section = false;  // a section after it that is not the peak
+};
+
+// Why a live range is not whole, "" when nothing says it is cut: its
+// sequence stops before `max`, a section is missing, or the peak lists
+// fewer values than the buffer live ranges that span the peak.
+std::string LiveRangeGap(const XlaLiveRange& live_range);
+
+// How far -buffer-assignment.txt went: BufferAssignment::ToString writes
+// the allocations, then (until 2026-03) "Total bytes used", "Used values:"
+// and, from 2021-04, HloLiveRange.
+enum class XlaTextEnd : uint8_t {
+  kNotText,      // read from a proto
+  kAllocations,  // the 2026-04 layout ends here; an older file was cut
+  kTotal,        // "Total bytes used" and nothing after it
+  kUsedValues,   // "Used values:" (a 2019-10..2021-03 file ends here)
+  kLiveRange,    // HloLiveRange, or the line saying it was not available
 };
 
 // Sums in the sense of jax's Compiled.memory_analysis() (engine.md §6):
@@ -110,6 +133,22 @@ struct XlaBufferAssignment {
   XlaMemoryStats Stats(const target::Target& target = target::DefaultTarget()) const;
   // Σ allocation sizes; equals total_bytes in every XLA version.
   int64_t SumOfAllocationSizes() const;
+
+  // Wholeness (issue 30 item 5). A file cut at a line boundary still
+  // parses, as a smaller assignment; its figures must not decide anything.
+  // The readers and the checks below record each sign that the assignment
+  // is not whole: the text ends before its format does, it disagrees with
+  // the totals of XLA's other files, or it lacks buffers the module has.
+  std::string path;  // the file it was read from, for the warning
+  // False for the pre-2019 layout, whose allocations list no values.
+  bool lists_values = true;
+  XlaTextEnd text_end = XlaTextEnd::kNotText;
+  // Where the text ends, e.g. "it ends after allocation 22 (line 40)".
+  std::string end_description;
+  std::vector<std::string> gaps;  // why it is not whole; empty when it is
+  bool whole() const { return gaps.empty(); }
+  // end_description and the gaps in one line; "" when whole.
+  std::string IncompleteReason() const;
 };
 
 // Reads -buffer-assignment.txt (either layout, plus the 2019-era header with
@@ -117,9 +156,11 @@ struct XlaBufferAssignment {
 absl::StatusOr<XlaBufferAssignment> ParseXlaBufferAssignment(
     absl::string_view path, absl::string_view text);
 
-// Reads -buffer-assignment-values.txt into `assignment` (its total_bytes;
-// the per-value details are skipped: the allocation blocks already hold
-// offsets and sizes).
+// Reads -buffer-assignment-values.txt into `assignment`: its total_bytes,
+// and its "Used values" list, only to check that the allocations hold
+// every value it names and the sum it gives (records gaps otherwise); the
+// per-value details are skipped: the allocation blocks already hold
+// offsets and sizes.
 absl::Status ParseXlaBufferAssignmentValues(absl::string_view path,
                                             absl::string_view text,
                                             XlaBufferAssignment* assignment);
@@ -154,6 +195,30 @@ struct XlaMemoryUsageReport {
 
 absl::StatusOr<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(
     absl::string_view path, absl::string_view text);
+
+// Compares the assignment with the totals of the dump's memory-usage report
+// (the sum of all allocation sizes, or each memory space's): XLA derives
+// both from the same allocations, so any difference means one file is not
+// whole. A report in the allocation-list layout (2024-10..2026-03) also
+// says the text must end with HloLiveRange. Records gaps in `assignment`.
+void CheckAgainstMemoryUsageReport(const XlaMemoryUsageReport& report,
+                                   absl::string_view report_path,
+                                   XlaBufferAssignment* assignment);
+
+// A buffer as XLA names its values: the defining instruction and the shape
+// index (`p0`, `tuple.2{}`, `fusion.3{1}`; empty for an array).
+struct XlaBufferName {
+  absl::string_view instruction;
+  absl::Span<const int64_t> shape_index;
+};
+
+// Records a gap when buffers that hlomem's own assignment of the same
+// module places are in none of XLA's allocations: in every committed dump
+// XLA's values name each of them, so a missing one means the file lost
+// its tail. Nothing to compare when the file lists no values (the pre-2019
+// layout: lists_values).
+void CheckXlaCoverage(const std::vector<XlaBufferName>& assigned,
+                      XlaBufferAssignment* assignment);
 
 }  // namespace hlomem::dump
 

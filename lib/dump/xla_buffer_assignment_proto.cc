@@ -193,6 +193,7 @@ absl::StatusOr<XlaBufferAssignment> XlaBufferAssignmentFromProto(
   std::sort(out.allocations.begin(), out.allocations.end(),
             [](const XlaAllocation& x, const XlaAllocation& y) { return x.index < y.index; });
   out.total_bytes = total;
+  out.path = std::string(path);
   return out;
 }
 

@@ -183,10 +183,13 @@ absl::StatusOr<std::unique_ptr<target::Target>> ResolveModuleTarget(const dump::
 namespace {
 
 // Analyses one loaded module into its report; no report (nullopt) for a
-// module that --module filters out.
+// module that --module filters out. Warnings about the dump's files that
+// every command should print (on the report's own list, which `check`
+// prints too) go to `file_warnings`.
 absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in,
                                                           const std::optional<std::regex>& filter,
-                                                          const ReportOptions& options) {
+                                                          const ReportOptions& options,
+                                                          std::vector<std::string>* file_warnings) {
   ModuleReport out;
   out.name = in.files.module_name;
   if (in.module && !in.module->name.empty()) out.name = std::string(in.module->name);
@@ -202,12 +205,25 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
   out.target = target.name();
   if (target.device()) out.device = *target.device();
   out.default_mem_fraction = target.DefaultMemFraction();
+  // XLA's figures decide only when its files are whole: a file cut short
+  // parses as a smaller assignment (issue 30 item 5). Otherwise they are
+  // left out, with a warning, and hlomem's own figures decide.
   std::optional<dump::XlaMemoryStats> xla_stats;
-  if (in.xla) {
+  auto attach_xla = [&] {
+    if (!in.xla) return;
+    if (!in.xla->whole()) {
+      out.xla_incomplete = in.xla->IncompleteReason();
+      file_warnings->push_back(absl::StrCat(
+          in.xla->path, ": warning: XLA's buffer assignment is incomplete (", out.xla_incomplete,
+          "); ",
+          in.module ? "hlomem's computed figures decide" : "its figures are not used"));
+      return;
+    }
     xla_stats = in.xla->Stats(target);
     out.xla = FromXla(*xla_stats);
-  }
+  };
   if (!in.module) {
+    attach_xla();
     out.memory_spaces = SpaceTotals(target, nullptr, xla_stats ? &xla_stats->color_bytes : nullptr);
   }
   if (in.module) {
@@ -251,6 +267,19 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
       out.estimate_reason = target.caveat();
     }
     out.exact = out.estimate_reason.empty();
+    // XLA assigns the after-optimizations module: every buffer hlomem
+    // assigns in it is among XLA's values unless the file lost some.
+    if (in.xla && in.files.stage != dump::Stage::kBeforeOptimizations) {
+      std::vector<dump::XlaBufferName> assigned;
+      assigned.reserve(out.profile.buffers.size());
+      for (const analysis::BufferRecord& record : out.profile.buffers) {
+        if (record.allocation >= 0) {
+          assigned.push_back({module.instr(record.instruction).name, record.index});
+        }
+      }
+      dump::CheckXlaCoverage(assigned, &*in.xla);
+    }
+    attach_xla();
     if (out.xla) out.mismatches = Compare(*out.computed, *out.xla);
     out.memory_spaces = SpaceTotals(target, &(*assignment)->stats().color_bytes,
                                     xla_stats ? &xla_stats->color_bytes : nullptr);
@@ -294,7 +323,10 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
   // loaded, and its model freed: the next module's parse reuses the memory.
   std::mutex progress_mutex;
   size_t started = 0;
-  using Analyzed = absl::StatusOr<std::optional<ModuleReport>>;
+  struct Analyzed {
+    absl::StatusOr<std::optional<ModuleReport>> module;
+    std::vector<std::string> file_warnings;
+  };
   absl::StatusOr<dump::ConsumedLoad<Analyzed>> loaded = dump::LoadDumpsConsuming<Analyzed>(
       paths, options.load, [&](dump::LoadedModule& in, size_t dump_count) {
         if (options.progress) {
@@ -302,15 +334,18 @@ absl::StatusOr<Report> BuildReport(const std::vector<std::string>& paths,
           options.progress(started, std::max(dump_count, started + 1), in.files.module_name);
           ++started;
         }
-        return AnalyzeLoaded(in, *filter, options);
+        Analyzed out;
+        out.module = AnalyzeLoaded(in, *filter, options, &out.file_warnings);
+        return out;
       });
   if (!loaded.ok()) return loaded.status();
   Report report;
   report.warnings = std::move(loaded->load.warnings);
   report.unreadable = std::move(loaded->load.unreadable);
   for (Analyzed& out : loaded->results) {
-    if (!out.ok()) return out.status();
-    if (*out) report.modules.push_back(std::move(**out));
+    if (!out.module.ok()) return out.module.status();
+    for (std::string& w : out.file_warnings) report.warnings.push_back(std::move(w));
+    if (*out.module) report.modules.push_back(std::move(**out.module));
   }
   if (options.progress) options.progress(started, started, "");
   if (report.modules.empty()) return NoModuleMatches(options.module_regex);
@@ -338,7 +373,8 @@ absl::StatusOr<Report> BuildReportFromText(absl::string_view text, const std::st
     in.files_read = {origin};
     in.module_index = i;
     in.module = std::move(module);
-    absl::StatusOr<std::optional<ModuleReport>> out = AnalyzeLoaded(in, *filter, options);
+    absl::StatusOr<std::optional<ModuleReport>> out =
+        AnalyzeLoaded(in, *filter, options, &report.warnings);
     if (!out.ok()) return out.status();
     if (*out) report.modules.push_back(std::move(**out));
   }

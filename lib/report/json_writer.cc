@@ -214,6 +214,8 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   }
   out->Key("xla");
   out->Value(m.xla ? Numbers(*m.xla, nullptr) : Json(nullptr));
+  out->Key("xla_incomplete");
+  m.xla_incomplete.empty() ? out->Null() : out->String(m.xla_incomplete);
   Json mismatches = Json::array();
   for (const Mismatch& x : m.mismatches) {
     mismatches.push_back({{"field", x.field}, {"computed", x.computed}, {"xla", x.xla}});
@@ -397,6 +399,10 @@ ModuleReport ReadModule(const Json& j) {
   }
   auto xla = j.find("xla");
   if (xla != j.end() && !xla->is_null()) m.xla = ReadNumbers(*xla);
+  auto xla_incomplete = j.find("xla_incomplete");
+  if (xla_incomplete != j.end() && xla_incomplete->is_string()) {
+    m.xla_incomplete = xla_incomplete->get<std::string>();
+  }
   if (j.contains("mismatches")) {
     for (const Json& x : j["mismatches"]) {
       m.mismatches.push_back({StringOr(x, "field"), IntOr(x, "computed", 0), IntOr(x, "xla", 0)});

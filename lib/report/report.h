@@ -187,6 +187,10 @@ struct ModuleReport {
   analysis::MemoryProfile profile;
   std::optional<MemoryNumbers> computed;
   std::optional<MemoryNumbers> xla;
+  // Why XLA's buffer assignment was left out when the dump had one that is
+  // not whole (cut short, or disagreeing with XLA's other files): then
+  // `xla` is empty and hlomem's figures decide. Empty otherwise.
+  std::string xla_incomplete;
   std::vector<Mismatch> mismatches;
   std::vector<detect::Finding> findings;  // largest first
   std::vector<std::string> warnings;
