@@ -4,8 +4,8 @@
 #   tools/gen_dump_folders.sh
 # Uses the virtualenv tools/gen_testdata.sh creates (.venv-jax-0.12.0.1) and
 # keeps each module's text files: HLO before and after optimizations and
-# XLA's buffer assignment with its values (not object files, protos or the
-# per-module folders).
+# XLA's buffer assignment with its values and memory-usage report (not
+# object files, protos or the per-module folders).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="$ROOT/.venv-jax-0.12.0.1/bin/python"
@@ -29,7 +29,7 @@ for c in "${CASES[@]}"; do
   rm -rf "$OUT/$name"
   mkdir -p "$OUT/$name"
   find "$tmp" -maxdepth 1 -type f \( -name '*optimizations.txt' -o -name '*-buffer-assignment.txt' \
-    -o -name '*-buffer-assignment-values.txt' \) -exec cp {} "$OUT/$name/" \;
+    -o -name '*-buffer-assignment-values.txt' -o -name '*-memory-usage-report.txt' \) -exec cp {} "$OUT/$name/" \;
   printf '{"script": "tools/scripts/%s", "arguments": "%s", "jax": "%s"}\n' "$script" "$arguments" \
     "$("$PY" -c 'import jax; print(jax.__version__)')" > "$OUT/$name/case.json"
   rm -rf "$tmp"

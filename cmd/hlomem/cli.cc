@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -508,7 +510,11 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
                     modules.end());
     }
     const absl::Status matched =
-        hlomem::report::ValidateBaseline(*report, *options.baseline, check.allow_new);
+        hlomem::report::ValidateBaseline(*report, *options.baseline, check.allow_new,
+                                         "Record the baseline again from the same program (hlomem "
+                                         "report --format json -o FILE), choose modules with --module "
+                                         "REGEX, or pass --allow-new to check the paired modules and "
+                                         "list the others");
     if (!matched.ok()) {
       PrintError(matched);
       return kExitBadInput;
@@ -688,6 +694,30 @@ int RunAssignment(const std::string& path, const std::string& requested_target,
 
 namespace hlomem::cli {
 
+// `fit` drives JAX's compiles, so it lives in the Python package; this
+// binary hands it over to `$HLOMEM_PYTHON -m hlomem fit` (python3 by default).
+int RunFit(const std::vector<std::string>& args) {
+  const char* env = std::getenv("HLOMEM_PYTHON");
+  const std::string python = env != nullptr && *env != '\0' ? env : "python3";
+  const std::string probe = absl::StrCat(python, " -c 'import hlomem._fit' >/dev/null 2>&1");
+  if (std::system(probe.c_str()) != 0) {
+    std::fprintf(stderr,
+                 "error: hlomem fit needs the hlomem Python package and JAX in %s (pip install the "
+                 "wheel: tools/build_wheel.sh; or set HLOMEM_PYTHON to an interpreter that has them)\n",
+                 python.c_str());
+    return kExitBadInput;
+  }
+  std::vector<std::string> words = {python, "-m", "hlomem", "fit"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> exec_args;
+  for (std::string& w : words) exec_args.push_back(w.data());
+  exec_args.push_back(nullptr);
+  std::fflush(stdout);
+  ::execvp(exec_args[0], exec_args.data());
+  std::fprintf(stderr, "error: cannot run %s: %s\n", python.c_str(), std::strerror(errno));
+  return kExitBadInput;
+}
+
 int Main(int argc, const char* const* argv) {
   hlomem::RetainFreedMemoryForReuse();
   CLI::App app{"hlomem: where the memory of a compiled XLA program goes"};
@@ -795,6 +825,12 @@ int Main(int argc, const char* const* argv) {
   assignment->add_flag("--live-ranges", assignment_live_ranges,
                        "Also print the schedule and each value's live range, as XLA's -live-range.txt");
 
+  CLI::App* fit = app.add_subcommand(
+      "fit", "The largest batch (or other setting) that fits a chip, by XLA's own compiles: "
+             "hlomem fit FILE.py:build --set batch=1:4096 --device v5e-16gb (runs the Python package)");
+  fit->prefix_command();  // every argument, --help included, goes to `python -m hlomem fit`
+  fit->set_help_flag();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -810,6 +846,7 @@ int Main(int argc, const char* const* argv) {
   if (devices->parsed()) return RunListDevices();
   if (assignment->parsed()) return RunAssignment(assignment_path, assignment_target, assignment_live_ranges);
   if (detectors->parsed()) return RunListDetectors();
+  if (fit->parsed()) return RunFit(fit->remaining());
   return kExitBadInput;
 }
 

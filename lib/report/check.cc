@@ -217,7 +217,8 @@ std::string EscapeProperty(absl::string_view s) {
 
 }  // namespace
 
-absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new) {
+absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new,
+                              absl::string_view remedy) {
   if (allow_new) return absl::OkStatus();
   std::vector<std::string> only_report, only_baseline;
   auto describe = [](const ModuleReport& m) {
@@ -228,14 +229,12 @@ absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool
     if (pair.b == nullptr) only_baseline.push_back(describe(*pair.a));
   }
   if (only_report.empty() && only_baseline.empty()) return absl::OkStatus();
-  std::string message = "error: --baseline: some modules have no counterpart on the other side:";
+  std::string message = "error: the baseline: some modules have no counterpart on the other side:";
   for (const std::string& name : only_report) absl::StrAppend(&message, "\n  only in the dump:     ", name);
   for (const std::string& name : only_baseline) absl::StrAppend(&message, "\n  only in the baseline: ", name);
   absl::StrAppend(&message,
                   "\nModules pair by name and program (parameter and result shapes, instruction "
-                  "count). Record the baseline again from the same program (hlomem report --format "
-                  "json -o FILE), choose modules with --module REGEX, or pass --allow-new to check "
-                  "the paired modules and list the others");
+                  "count). ", remedy);
   return absl::InvalidArgumentError(message);
 }
 

@@ -64,8 +64,10 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options);
 // An error when a module of the report or of the baseline has no
 // counterpart on the other side (pairing.h): a gate that skips a module it
 // cannot pair passes by accident. With `allow_new`, the paired modules are
-// checked and the others noted.
-absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new);
+// checked and the others noted. `remedy` ends the error: what to do, in
+// the face's own words.
+absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new,
+                              absl::string_view remedy);
 
 // The human form: one block per violation, then a verdict line.
 std::string FormatCheckText(const CheckResult& result);

@@ -491,14 +491,16 @@ class Report:
               max_peak: Optional[Bytes] = None, baseline: Union["Report", str, os.PathLike, None] = None,
               tolerance: Union[float, str, None] = None,
               fail_on: Union[str, Sequence[str], None] = (), raise_on_failure: bool = True,
-              ) -> CheckResult:
+              allow_new: bool = False) -> CheckResult:
         """The CI gate of `hlomem check`. Raises CheckFailed, naming the
         over-budget buffers and source lines, unless raise_on_failure=False.
 
         tolerance: growth over `baseline` allowed, in percent: 2, 2.5, "5%";
         only with a baseline. fail_on: a detector's name ("missed-donation"),
         a sequence of them, or "all" (`hlomem detectors` lists them); an
-        unknown name raises Error."""
+        unknown name raises Error. Modules pair with the baseline's by name
+        and program; one without a counterpart raises Error unless
+        allow_new=True, which checks the others and notes it."""
         percent = parse_percent(tolerance, "tolerance") if tolerance is not None else None
         names = _fail_on_names(fail_on)
         base = read_report(baseline) if isinstance(baseline, (str, os.PathLike)) else baseline
@@ -508,7 +510,8 @@ class Report:
             raise Error("check needs a gate: max_total, max_temp, max_peak, baseline or fail_on")
         handle = _core.check(self._handle, parse_bytes(max_total, "max_total"),
                              parse_bytes(max_temp, "max_temp"), parse_bytes(max_peak, "max_peak"),
-                             base._handle if base is not None else None, percent or 0.0, names)
+                             base._handle if base is not None else None, percent or 0.0, names,
+                             allow_new)
         violations = [Violation(v["module"], v["rule"], v["value"], v["limit"], v["message"],
                                 v["contributors"],
                                 Source(v["source_file"], v["source_line"]) if v["source_file"] else None)

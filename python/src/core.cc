@@ -185,7 +185,7 @@ void ValidateFailOn(const std::vector<std::string>& fail_on) {
 CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
                   std::optional<int64_t> max_temp, std::optional<int64_t> max_peak,
                   const std::optional<ReportHandle>& baseline, double tolerance,
-                  const std::vector<std::string>& fail_on, int contributors) {
+                  const std::vector<std::string>& fail_on, bool allow_new, int contributors) {
   ValidateFailOn(fail_on);
   report::CheckOptions options;
   options.max_total = max_total;
@@ -199,7 +199,11 @@ CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
   if (baseline) {
     out.baseline = baseline->report;
     options.baseline = out.baseline.get();
-    const absl::Status matched = report::ValidateBaseline(*in.report, *out.baseline, /*allow_new=*/false);
+    const absl::Status matched = report::ValidateBaseline(
+        *in.report, *out.baseline, allow_new,
+        "Save the baseline again from the same program (report.save(path)), analyze only the "
+        "modules to compare (module=REGEX), or pass allow_new=True to check the paired modules and "
+        "list the others");
     if (!matched.ok()) throw Error(std::string(matched.message()));
   }
   out.result = report::RunCheck(*in.report, options);
@@ -298,7 +302,7 @@ NB_MODULE(_core, m) {
   m.def("diff", &Diff, nb::arg("a"), nb::arg("b"), nb::arg("format"), nb::arg("top") = 10);
   m.def("check", &Check, nb::arg("report"), nb::arg("max_total").none(), nb::arg("max_temp").none(),
         nb::arg("max_peak").none(), nb::arg("baseline").none(), nb::arg("tolerance"),
-        nb::arg("fail_on"), nb::arg("contributors") = 3);
+        nb::arg("fail_on"), nb::arg("allow_new") = false, nb::arg("contributors") = 3);
   m.def("parse_bytes",
         [](const std::string& text) { return ValueOrRaise(hlomem::ParseByteSize(text)); },
         nb::arg("text"), "\"80GiB\", \"1.5e9\" -> bytes, as the CLI reads sizes.");

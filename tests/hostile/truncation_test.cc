@@ -170,7 +170,9 @@ TEST(TruncationTest, BufferAssignmentFilesCutAtEveryLine) {
         ++left_out;
       }
     }
-    if (decides) EXPECT_EQ(left_out, static_cast<int>(LineCuts(original).size()));
+    if (decides) {
+      EXPECT_EQ(left_out, static_cast<int>(LineCuts(original).size()));
+    }
   }
 }
 

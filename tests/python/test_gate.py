@@ -43,3 +43,18 @@ def test_a_self_check_of_a_dump_with_repeated_names_passes(testdata, tmp_path):
     report.save(baseline)
     result = report.check(baseline=baseline, raise_on_failure=False)
     assert result.passed, result
+
+
+def test_a_module_without_a_counterpart_raises_unless_allowed(testdata, tmp_path):
+    dump = testdata / "dumps" / "mlp_b64_last40"
+    baseline = tmp_path / "steps.json"
+    hlomem.analyze(dump, module="jit_train_step").save(baseline)
+    current = hlomem.analyze(dump, module="jit_(train_step|sqrt)")
+    with pytest.raises(hlomem.Error) as raised:
+        current.check(baseline=baseline)
+    assert "only in the dump:     jit_sqrt" in str(raised.value)
+    assert "allow_new=True" in str(raised.value)
+    assert "--" not in str(raised.value)
+    result = current.check(baseline=baseline, allow_new=True)
+    assert result.passed
+    assert any("jit_sqrt: not in the baseline" in note for note in result.notes)
