@@ -11,6 +11,7 @@ JSON contract (`hlomem report --format json`). JAX is optional.
 from importlib import metadata as _metadata
 
 from ._analyze import analyze, target_of_device
+from ._fit import FitResult, FrontierPoint, Probe, fit
 from ._report import (Buffer, CheckFailed, CheckResult, Diff, Error, Finding, MemorySpace, Module,
                       Numbers, PeakInstruction, Report, Rollup, Source, StackFrame, Violation,
                       read_report)
@@ -23,6 +24,6 @@ except _metadata.PackageNotFoundError:  # run from a build tree
 
 SCHEMA_VERSION = _core.schema_version
 
-__all__ = ["analyze", "read_report", "target_of_device", "Report", "Module", "Numbers", "Buffer",
+__all__ = ["analyze", "fit", "FitResult", "FrontierPoint", "Probe", "read_report", "target_of_device", "Report", "Module", "Numbers", "Buffer",
            "MemorySpace", "Finding", "PeakInstruction", "StackFrame", "Rollup", "Source", "Diff", "CheckResult", "Violation",
            "CheckFailed", "Error", "SCHEMA_VERSION"]

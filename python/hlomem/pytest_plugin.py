@@ -7,6 +7,9 @@
     def test_eval_memory(hlomem_budget):
         hlomem_budget(eval_step.lower(params, batch).compile())
 
+    def test_batch_still_fits(hlomem_fit):
+        hlomem_fit(build, batch=(1, 512), device="v5e-16gb").assert_largest(at_least=64)
+
 hlomem_budget(target, *args, **kwargs) takes what hlomem.analyze takes, or a
 function and its arguments (compiled by jax.jit on abstract inputs, the
 remaining keyword arguments going to jax.jit). Each call is compared with a
@@ -129,6 +132,19 @@ class Budget:
                         f"baseline: {path}\n\n{failed}\n"
                         f"If the growth is intended: pytest --hlomem-update", pytrace=False)
         return report
+
+
+@pytest.fixture
+def hlomem_fit() -> Any:
+    """hlomem.fit without progress lines: `hlomem_fit(build, batch=(1, 512),
+    device="v5e-16gb").assert_largest(at_least=64)` fails with the frontier
+    when the largest fitting batch fell below 64."""
+    from ._fit import fit
+
+    def run(build: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("progress", False)
+        return fit(build, **kwargs)
+    return run
 
 
 @pytest.fixture

@@ -1,0 +1,178 @@
+"""hlomem.fit's search, against an exhaustive search over the same range.
+
+The search is driven here by need curves whose verdicts are known at every
+value (linear ones, and ones that dip where XLA would rematerialize), so
+that the answer and the number of compiles can be checked exactly; the
+compiles themselves are tested in test_probe.py."""
+import concurrent.futures
+import random
+
+import pytest
+
+import hlomem
+from hlomem import _fit
+
+
+def _fake_submit(need, usable, errors=()):
+    """A submit() whose probes 'compile' instantly: fits when need(v) <= usable."""
+    calls = []
+
+    def submit(settings):
+        calls.append(dict(settings))
+        value = settings["batch"]
+        future = concurrent.futures.Future()
+        if value in errors:
+            future.set_result({"fits": None, "status": "error", "error": "XLA: unsupported op"})
+        else:
+            total = need(value, settings)
+            future.set_result({"fits": total <= usable, "status": "ok" if total <= usable else "oom",
+                               "total_bytes": total, "usable_bytes": usable, "compile_seconds": 0.0})
+        return future
+    return submit, calls
+
+
+def _exhaustive(need, usable, lo, hi, settings=None):
+    fitting = [v for v in range(lo, hi + 1) if need(v, settings or {}) <= usable]
+    return max(fitting) if fitting else None
+
+
+@pytest.mark.parametrize("per_unit,fixed,bounds", [
+    (1000, 5000, (1, 4096)), (7, 0, (1, 100)), (123_457, 10_000_000, (8, 1 << 20)), (1, 1, (5, 6)),
+])
+def test_a_linear_need_finds_the_exhaustive_answer_within_the_compile_bound(per_unit, fixed, bounds):
+    usable = 2_000_000
+
+    def need(v, _):
+        return fixed + per_unit * v
+
+    submit, calls = _fake_submit(need, usable)
+    [point] = _fit.search(submit, "batch", bounds, {}, jobs=2)
+    assert point.largest == _exhaustive(need, usable, *bounds)
+    assert len(calls) <= _fit.max_compiles(bounds)
+    assert len({c["batch"] for c in calls}) == len(calls)  # no value compiled twice
+
+
+def test_random_curves_with_remat_dips_are_never_answered_wrongly():
+    # The answer must fit and the value above it must not, whatever the
+    # curve does elsewhere; on monotone stretches it is the exhaustive one.
+    rng = random.Random(7)
+    for _ in range(300):
+        lo, hi = 1, rng.randint(2, 5000)
+        slope, dip_at, dip = rng.randint(1, 100), rng.randint(lo, hi), rng.randint(0, 50_000)
+        usable = rng.randint(0, slope * hi + 10_000)
+
+        def need(v, _, slope=slope, dip_at=dip_at, dip=dip):
+            return slope * v + 10_000 - (dip if v >= dip_at else 0)
+
+        submit, calls = _fake_submit(need, usable)
+        [point] = _fit.search(submit, "batch", (lo, hi), {}, jobs=1)
+        assert len(calls) <= _fit.max_compiles((lo, hi))
+        exhaustive = _exhaustive(need, usable, lo, hi)
+        if exhaustive is None:
+            assert point.largest is None
+            continue
+        if point.largest is None:
+            assert need(lo, {}) > usable  # only when the smallest value fails
+            continue
+        assert need(point.largest, {}) <= usable
+        if point.largest < hi:
+            assert need(point.largest + 1, {}) > usable
+        if dip == 0:
+            assert point.largest == exhaustive
+
+
+def test_a_dip_seen_by_the_probes_is_reported():
+    # XLA:TPU's v5e transformer of the issue: 84 and 85 do not fit, 87 does.
+    table = {84: 16_190, 85: 15_820, 86: 15_700, 87: 14_670}
+
+    def need(v, _):
+        return table.get(v, 164 * (v - 84) + 16_190 if v > 87 else 16_190 - 164 * (84 - v))
+
+    submit, _ = _fake_submit(need, 15_750)
+    [point] = _fit.search(submit, "batch", (78, 88), {}, jobs=1)
+    assert need(point.largest, {}) <= 15_750 and need(point.largest + 1, {}) > 15_750
+    values = {p.value: p.fits for p in point.probes}
+    if any(values.get(v) is False and any(values.get(w) for w in values if w > v) for v in values):
+        assert point.non_monotone
+
+
+def test_nothing_fits_and_everything_fits():
+    submit, calls = _fake_submit(lambda v, _: 100 + v, 50)
+    [point] = _fit.search(submit, "batch", (1, 1000), {}, jobs=2)
+    assert point.largest is None and len(calls) == 2
+    submit, calls = _fake_submit(lambda v, _: 100 + v, 5000)
+    [point] = _fit.search(submit, "batch", (1, 1000), {}, jobs=2)
+    assert point.largest == 1000
+    assert sorted(c["batch"] for c in calls) == [1, 999, 1000]  # the answer's lower neighbour too
+
+
+def test_a_grid_gives_a_frontier():
+    per_unit = {"none": 3000, "dots": 1000}
+
+    def need(v, settings):
+        return per_unit[settings["remat"]] * v * settings["microbatches"]
+
+    submit, calls = _fake_submit(need, 1_000_000)
+    frontier = _fit.search(submit, "batch", (1, 2048), {"remat": ["none", "dots"], "microbatches": [1, 2]},
+                           jobs=4)
+    answers = {(p.choices["remat"], p.choices["microbatches"]): p.largest for p in frontier}
+    assert answers == {("none", 1): 333, ("none", 2): 166, ("dots", 1): 1000, ("dots", 2): 500}
+    assert all(p.compiles <= _fit.max_compiles((1, 2048)) for p in frontier)
+
+
+def test_a_compile_error_is_never_a_verdict():
+    submit, _ = _fake_submit(lambda v, _: v, 1000, errors={1024})
+    [point] = _fit.search(submit, "batch", (1, 2048), {}, jobs=1)
+    assert point.largest is None
+    assert "unsupported op" in point.error
+
+
+def test_settings_are_checked():
+    with pytest.raises(hlomem.Error, match="exactly one setting to search"):
+        hlomem.fit(lambda batch: None, batch=[1, 2])
+    with pytest.raises(hlomem.Error, match="range 9:3 is empty"):
+        hlomem.fit(lambda batch: None, batch=(9, 3))
+    with pytest.raises(hlomem.Error, match="expected a range of integers"):
+        hlomem.fit(lambda batch: None, batch="a:b")
+
+
+def test_a_build_that_raises_is_reported_as_the_users_error():
+    def build(batch):
+        raise KeyError("no such config")
+
+    r = hlomem.fit(build, batch=(1, 64), usable="1GiB", progress=False)
+    assert r.largest is None
+    [point] = r.frontier
+    assert "KeyError" in point.error and "no such config" in point.error
+    assert all(p.status == "build-error" for p in point.probes)
+
+
+def test_the_result_renders(tmp_path):
+    submit, _ = _fake_submit(lambda v, _: 1000 * v, 500_000)
+    frontier = _fit.search(submit, "batch", (1, 4096), {}, jobs=1)
+    r = _fit.FitResult("batch", (1, 4096), "h100-80gb", frontier, 1.5)
+    assert r.largest == 500
+    text = str(r)
+    assert "largest batch=500" in text and "compiles" in text
+    assert '"largest": 500' in r.to_json()
+    assert "<svg" in r._repr_html_() and "usable" in r.svg()
+    r.plot(tmp_path / "fit.svg")
+    assert (tmp_path / "fit.svg").read_text().startswith("<svg")
+    with pytest.raises(AssertionError, match="below 501"):
+        r.assert_largest(at_least=501)
+    r.assert_largest(at_least=500)
+
+
+def test_the_cli_refuses_bad_input_with_exit_2(tmp_path, capsys):
+    build = tmp_path / "prog.py"
+    build.write_text("def build(batch):\n    raise ValueError('bad config ' + str(batch))\n")
+    assert _fit.main([f"{build}:build", "--set", "batch=a:b", "--usable", "1GiB"]) == 2
+    assert "expected a range of integers" in capsys.readouterr().err
+    assert _fit.main([f"{tmp_path}/missing.py:build", "--set", "batch=1:8", "--usable", "1GiB"]) == 2
+    assert "missing.py: error: no such file" in capsys.readouterr().err
+    assert _fit.main([f"{build}:nope", "--set", "batch=1:8", "--usable", "1GiB"]) == 2
+    assert "no function 'nope'" in capsys.readouterr().err
+    # The user's build raising is reported as such, in a process of its own.
+    assert _fit.main([f"{build}:build", "--set", "batch=1:8", "--usable", "1GiB", "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "ValueError: bad config" in err and "does not fit" not in err
