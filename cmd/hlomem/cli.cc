@@ -2,6 +2,7 @@
 // subcommand fills an options struct and calls into lib/.
 #include "cmd/hlomem/cli.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -479,6 +480,14 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
   }
   std::optional<hlomem::report::Report> baseline;
   if (!check.baseline.empty()) {
+    struct stat info;
+    if (::stat(check.baseline.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      std::fprintf(stderr,
+                   "%s: error: --baseline takes a report's JSON, not a dump folder; record one with "
+                   "`hlomem report --format json -o baseline.json %s` and commit it\n",
+                   check.baseline.c_str(), check.baseline.c_str());
+      return kExitBadInput;
+    }
     absl::StatusOr<hlomem::report::Report> read = ReadReportJson(check.baseline);
     if (!read.ok()) {
       PrintError(read.status());

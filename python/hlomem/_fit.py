@@ -23,7 +23,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._report import Error
+from ._report import Error, write_atomically
 
 # What a build returns: (function, args) or (function, args, jit keyword arguments).
 BuildFn = Callable[..., Any]
@@ -482,7 +482,7 @@ class FitResult:
         """Writes the chart as PNG (matplotlib) or SVG (by the file's suffix)."""
         path = os.fspath(path)
         if path.endswith(".svg"):
-            _write_atomically(path, self.svg())
+            write_atomically(path, self.svg())
             return
         try:
             import matplotlib
@@ -559,13 +559,6 @@ def what_grows(point: FrontierPoint, setting: str) -> Optional[Dict[str, Any]]:
                         "xla_bytes": third.total_bytes,
                         "error_percent": 100.0 * (predicted - third.total_bytes) / third.total_bytes}
     return out
-
-
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def _print_progress(expected: int) -> Callable[[Probe, int], None]:
@@ -689,7 +682,7 @@ def main(argv: Sequence[str]) -> int:
     text = {"text": lambda: str(result) + "\n", "json": lambda: result.to_json() + "\n",
             "html": result.to_html, "markdown": result.to_markdown}[args.format]()
     if args.output and args.output != "-":
-        _write_atomically(args.output, text)
+        write_atomically(args.output, text)
     else:
         sys.stdout.write(text)
     if args.plot:

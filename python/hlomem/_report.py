@@ -593,6 +593,7 @@ def write_atomically(path: str, text: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".hlomem-", dir=directory)
     try:
+        os.fchmod(fd, 0o644)  # as the CLI writes (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

@@ -151,4 +151,11 @@ TEST(GateTest, ATruncatedModuleStopsCheckAndReport) {
   EXPECT_THAT(skipped.out, HasSubstr(cut_file + ": warning: module skipped (--skip-unreadable)"));
 }
 
+TEST(GateTest, ABaselineDumpFolderSaysHowToRecordTheJson) {
+  const auto run = Hlomem("check --baseline " + kLast40 + " " + kLast40);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("--baseline takes a report's JSON, not a dump folder; record one with "
+                                 "`hlomem report --format json -o baseline.json " + kLast40 + "`"));
+}
+
 }  // namespace

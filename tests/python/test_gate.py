@@ -58,3 +58,9 @@ def test_a_module_without_a_counterpart_raises_unless_allowed(testdata, tmp_path
     result = current.check(baseline=baseline, allow_new=True)
     assert result.passed
     assert any("jit_sqrt: not in the baseline" in note for note in result.notes)
+
+
+def test_save_writes_files_as_the_cli_does(testdata, tmp_path):
+    path = tmp_path / "report.json"
+    hlomem.analyze(testdata / "jax" / "argmax").save(path)
+    assert path.stat().st_mode & 0o777 == 0o644
