@@ -409,12 +409,12 @@ std::string DeviceFitBudget(const DeviceFit& fit) {
   if (!fit.usable_from_log.empty()) {
     // The log's limit decided, or (rounded) confirmed the preset's figure.
     const bool confirmed = fit.preset_usable && *fit.preset_usable == fit.usable;
-    usable = confirmed ? absl::StrCat(" from the ", fit.device, " preset, which ", fit.usable_from_log,
-                                      " confirms")
+    const std::string preset =
+        fit.device.empty() ? "--device-memory" : absl::StrCat("the ", fit.device, " preset");
+    usable = confirmed ? absl::StrCat(" from ", preset, ", which ", fit.usable_from_log, " confirms")
                        : absl::StrCat(" from ", fit.usable_from_log);
     if (fit.preset_usable && !confirmed) {
-      absl::StrAppend(&usable, ", not the ", DeviceFitName(fit), " preset's ",
-                      HumanAndExact(*fit.preset_usable));
+      absl::StrAppend(&usable, ", not ", preset, "'s ", HumanAndExact(*fit.preset_usable));
     }
   } else if (!fit.usable_source.empty()) {
     usable = absl::StrCat(" (", fit.usable_source, " of the ", HumanBytes(fit.capacity), " device)");

@@ -233,6 +233,17 @@ TEST(DeviceTest, ARoundedLogLimitConfirmsAnExactPresetAndReplacesAnotherOne) {
                                               "preset's"));
 }
 
+TEST(DeviceTest, TheLogsLimitOverDeviceMemoryNamesTheFlag) {
+  DeviceRequest request;
+  request.memory = "80GiB";
+  Report report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
+  ApplyDeviceFit(**ResolveDevice(request), &report);
+  ApplyAllocatorLimit(LogLimit(kH100BytesLimit), &report);
+  EXPECT_THAT(DeviceFitBudget(*report.modules[0].device_fit),
+              HasSubstr("from the log's BFCAllocator line (line 3), not --device-memory's 60.00GiB"));
+  EXPECT_EQ(DeviceFitSource(*report.modules[0].device_fit), "");
+}
+
 TEST(DeviceTest, ALogLimitGivesAVerdictWithoutADeviceAndLeavesTpuModulesAlone) {
   Report report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
   report.modules.push_back(ModuleOn("tpu", 1.0, 1));
