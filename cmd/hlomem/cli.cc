@@ -222,7 +222,8 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   command->add_option("--error", flags->error_path,
                       "A file holding XLA's out-of-memory error (E1000 CompileTimeHbmOom, TPU runtime, "
-                      "GPU): explain it against the dump");
+                      "GPU): explain it against the dump. A GPU log's allocator limit (\"XLA backend "
+                      "allocating ... for BFCAllocator\", \"pool limit\", \"Limit:\") decides the device fit");
   command->add_option("--target", flags->target,
                       "The backend rules to apply (default: read from the dump): " +
                           hlomem::target::KnownTargetNames());
@@ -272,9 +273,17 @@ void ShowProgress(size_t done, size_t total, const std::string& name) {
   std::fflush(stderr);
 }
 
-// The out-of-memory errors in a file ("-": stdin); printed errors and
-// nullopt when it cannot be read or holds none.
-std::optional<std::vector<hlomem::dump::XlaOomError>> ReadOomErrors(const std::string& path) {
+// What an error log (--error FILE, "-": stdin) holds: its out-of-memory
+// errors and the allocator limit it states.
+struct ErrorLog {
+  std::vector<hlomem::dump::XlaOomError> errors;
+  std::optional<hlomem::dump::AllocatorLimit> limit;
+};
+
+// Reads an error log; printed errors and nullopt when it cannot be read or
+// holds no out-of-memory error (nor, unless `need_error`, an allocator
+// limit: a run's log without an error still gives the limit to fit against).
+std::optional<ErrorLog> ReadErrorLog(const std::string& path, bool need_error) {
   std::string text;
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -286,13 +295,17 @@ std::optional<std::vector<hlomem::dump::XlaOomError>> ReadOomErrors(const std::s
     }
     text = std::string((*file)->data());
   }
+  ErrorLog log;
+  log.limit = hlomem::dump::ChooseAllocatorLimit(hlomem::dump::ParseAllocatorLimits(text));
   absl::StatusOr<std::vector<hlomem::dump::XlaOomError>> errors =
       hlomem::dump::ParseXlaOomErrors(path == "-" ? "<stdin>" : path, text);
-  if (!errors.ok()) {
+  if (errors.ok()) {
+    log.errors = std::move(*errors);
+  } else if (need_error || !log.limit) {
     PrintError(errors.status());
     return std::nullopt;
   }
-  return std::move(*errors);
+  return log;
 }
 
 std::string UnmatchedErrorWarning(const std::string& path, const hlomem::dump::XlaOomError& e) {
@@ -352,10 +365,12 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
   }
   if (*budget) hlomem::report::ApplyDeviceFit(**budget, &*report);
   if (!flags.error_path.empty()) {
-    std::optional<std::vector<hlomem::dump::XlaOomError>> errors = ReadOomErrors(flags.error_path);
-    if (!errors) return std::nullopt;
+    std::optional<ErrorLog> log = ReadErrorLog(flags.error_path, /*need_error=*/false);
+    if (!log) return std::nullopt;
+    // The allocator's limit in the log decides over a preset's figure.
+    if (log->limit) hlomem::report::ApplyAllocatorLimit(*log->limit, &*report);
     for (const hlomem::dump::XlaOomError& e :
-         hlomem::report::ApplyOomErrors(std::move(*errors), &*report)) {
+         hlomem::report::ApplyOomErrors(std::move(log->errors), &*report)) {
       report->warnings.push_back(UnmatchedErrorWarning(flags.error_path, e));
     }
   }
@@ -583,6 +598,12 @@ int ExplainErrors(std::vector<hlomem::dump::XlaOomError> errors, const std::stri
     std::optional<hlomem::report::Report> loaded = LoadReport(flags.paths, flags);
     if (!loaded) return kExitBadInput;
     report = std::move(*loaded);
+    // The log's allocator limit (every error of it carries the same one).
+    for (const hlomem::dump::XlaOomError& e : unmatched) {
+      if (!e.allocator_limit) continue;
+      hlomem::report::ApplyAllocatorLimit(*e.allocator_limit, &report);
+      break;
+    }
     unmatched = hlomem::report::ApplyOomErrors(std::move(unmatched), &report);
   }
   PrintWarnings(report.warnings);
@@ -599,9 +620,9 @@ int ExplainErrors(std::vector<hlomem::dump::XlaOomError> errors, const std::stri
 }
 
 int RunExplain(const std::string& error_path, const ReportFlags& flags) {
-  std::optional<std::vector<hlomem::dump::XlaOomError>> errors = ReadOomErrors(error_path);
-  if (!errors) return kExitBadInput;
-  return ExplainErrors(std::move(*errors), error_path, flags);
+  std::optional<ErrorLog> log = ReadErrorLog(error_path, /*need_error=*/true);
+  if (!log) return kExitBadInput;
+  return ExplainErrors(std::move(log->errors), error_path, flags);
 }
 
 int RunCapture(const std::string& dir, const std::vector<std::string>& command, ReportFlags flags) {
@@ -642,23 +663,33 @@ int RunCapture(const std::string& dir, const std::vector<std::string>& command, 
 }
 
 int RunListDevices() {
-  std::printf("%-14s %10s  %s\n", "device", "memory", "usable by default");
+  std::printf("%-13s %-28s %-30s %s\n", "device", "memory (GPU: what CUDA reports)", "usable by default",
+              "where the memory figure comes from");
   for (const hlomem::report::DevicePreset& d : hlomem::report::DevicePresets()) {
     hlomem::report::DeviceRequest request;
     request.preset = std::string(d.name);
     absl::StatusOr<std::optional<hlomem::report::DeviceBudget>> budget =
         hlomem::report::ResolveDevice(request);
-    std::string usable = absl::StrFormat("%.0f%%", hlomem::target::kJaxGpuMemFraction * 100);
     int64_t bytes = d.bytes;
+    std::string usable;
     if (budget.ok() && *budget && (*budget)->program_limit) {
       bytes = (*budget)->capacity;
       usable = absl::StrCat(hlomem::HumanBytes(*(*budget)->program_limit), " (XLA:TPU's available HBM)");
-    } else if (!d.is_gpu) {
+    } else if (d.is_gpu) {
+      // JAX's allocator: the fraction of the total, truncated to bytes.
+      const double fraction = hlomem::target::kJaxGpuMemFraction;
+      usable = absl::StrFormat("%s (%.0f%%)",
+                               hlomem::HumanBytes(static_cast<int64_t>(static_cast<double>(d.bytes) * fraction)),
+                               fraction * 100);
+    } else {
       usable = "100%";
     }
-    std::printf("%-14s %10s  %s\n", std::string(d.name).c_str(), hlomem::HumanBytes(bytes).c_str(),
-                usable.c_str());
+    std::printf("%-13s %-28s %-30s %s\n", std::string(d.name).c_str(),
+                absl::StrCat(hlomem::HumanBytes(bytes), " (", bytes, " B)").c_str(), usable.c_str(),
+                std::string(d.source).c_str());
   }
+  std::printf("\nA log's allocator limit (--error FILE: \"XLA backend allocating ... bytes on device 0 for "
+              "BFCAllocator\", the out-of-memory dump's \"pool limit\" or \"Limit:\") decides over these.\n");
   return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 #include "lib/dump/xla_error.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
@@ -239,7 +240,123 @@ size_t ParseListing(const std::vector<absl::string_view>& lines, size_t begin, X
   return k;
 }
 
+// A size a limit line gives: raw digits are exact bytes ("63763906560",
+// TF's older dumps); else XLA's human form ("59.38GiB"), rounded.
+std::optional<ParsedSize> ParseLimitSize(absl::string_view token) {
+  while (!token.empty() && (token.back() == ',' || token.back() == '.' || token.back() == ';')) {
+    token.remove_suffix(1);
+  }
+  if (token.empty()) return std::nullopt;
+  if (std::all_of(token.begin(), token.end(), [](char c) { return absl::ascii_isdigit(c); })) {
+    int64_t bytes = 0;
+    if (!absl::SimpleAtoi(token, &bytes) || bytes < 0) return std::nullopt;
+    return ParsedSize{bytes, 0};
+  }
+  return ParseHumanSize(token);
+}
+
+// The first word of `text`.
+absl::string_view FirstWord(absl::string_view text) {
+  text = absl::StripLeadingAsciiWhitespace(text);
+  return text.substr(0, text.find_first_of(" \t\r"));
+}
+
+// JAX's GPU client creating the allocator: "XLA backend allocating 59.38GiB
+// (63763906560 bytes) on device 0 for BFCAllocator", older "XLA backend
+// allocating 63763906560 bytes on device 0 for BFCAllocator.", and without
+// preallocation "XLA backend will use up to ..." The collective allocator's
+// line ("for CollectiveBFCAllocator") does not contain "for BFCAllocator".
+std::optional<AllocatorLimit> ParseStartLine(absl::string_view line) {
+  if (!absl::StrContains(line, "for BFCAllocator")) return std::nullopt;
+  absl::string_view rest;
+  for (absl::string_view marker : {"XLA backend allocating ", "XLA backend will use up to "}) {
+    const size_t at = line.find(marker);
+    if (at != absl::string_view::npos) rest = line.substr(at + marker.size());
+  }
+  if (rest.empty()) return std::nullopt;
+  AllocatorLimit limit;
+  limit.kind = AllocatorLimit::Kind::kBfcStart;
+  std::optional<ParsedSize> size;
+  if (auto exact = After(rest, "(", " )"); exact && absl::StrContains(rest, " bytes)")) {
+    size = ParseLimitSize(*exact);  // "59.38GiB (63763906560 bytes)"
+  }
+  if (!size) size = ParseLimitSize(FirstWord(rest));  // "63763906560 bytes", or a human size
+  if (!size) return std::nullopt;
+  limit.bytes = size->bytes;
+  limit.rounding_bytes = size->rounding;
+  int device = 0;
+  if (auto ordinal = After(rest, " on device ", " ."); ordinal && absl::SimpleAtoi(*ordinal, &device) && device >= 0) {
+    limit.device = device;
+  }
+  return limit;
+}
+
+// The BFC allocator's out-of-memory dump: "... pool size 59.38GiB, pool
+// limit 59.38GiB", "Total size in pool: 89.77GiB memory_limit_: 89.77GiB
+// available size: ...", and the first line of its "Stats:" block,
+// "Limit:   59.38GiB" (a line of its own, right after the one ending in
+// "Stats:"; raw bytes in older versions).
+std::optional<AllocatorLimit> ParseDumpLine(absl::string_view line, absl::string_view previous) {
+  AllocatorLimit limit;
+  std::optional<absl::string_view> token;
+  if (auto pool = After(line, "pool limit ", " \t\r")) {
+    limit.kind = AllocatorLimit::Kind::kPoolLimit;
+    token = pool;
+  } else if (auto memory = After(line, "memory_limit_: ", " \t\r")) {
+    limit.kind = AllocatorLimit::Kind::kPoolLimit;
+    token = memory;
+  } else {
+    const absl::string_view trimmed = absl::StripAsciiWhitespace(line);
+    if (!absl::StartsWith(trimmed, "Limit:") ||
+        !absl::EndsWith(absl::StripAsciiWhitespace(previous), "Stats:")) {
+      return std::nullopt;
+    }
+    limit.kind = AllocatorLimit::Kind::kStatsLimit;
+    token = FirstWord(trimmed.substr(6));
+  }
+  std::optional<ParsedSize> size = ParseLimitSize(*token);
+  if (!size) return std::nullopt;
+  limit.bytes = size->bytes;
+  limit.rounding_bytes = size->rounding;
+  return limit;
+}
+
 }  // namespace
+
+std::vector<AllocatorLimit> ParseAllocatorLimits(absl::string_view text) {
+  std::vector<AllocatorLimit> out;
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  for (size_t k = 0; k < lines.size(); ++k) {
+    std::optional<AllocatorLimit> limit = ParseStartLine(lines[k]);
+    if (!limit) limit = ParseDumpLine(lines[k], k > 0 ? lines[k - 1] : absl::string_view());
+    if (!limit) continue;
+    limit->line = static_cast<int64_t>(k) + 1;
+    limit->message = std::string(absl::StripAsciiWhitespace(lines[k]));
+    out.push_back(std::move(*limit));
+  }
+  return out;
+}
+
+std::optional<AllocatorLimit> ChooseAllocatorLimit(const std::vector<AllocatorLimit>& limits) {
+  std::optional<AllocatorLimit> best;
+  for (const AllocatorLimit& limit : limits) {
+    if (!best || limit.rounding_bytes < best->rounding_bytes ||
+        (limit.rounding_bytes == best->rounding_bytes && limit.bytes < best->bytes)) {
+      best = limit;
+    }
+  }
+  return best;
+}
+
+std::string DescribeAllocatorLimit(const AllocatorLimit& limit) {
+  absl::string_view what = "BFCAllocator";
+  if (limit.kind == AllocatorLimit::Kind::kPoolLimit) {
+    what = absl::StrContains(limit.message, "pool limit") ? "pool limit" : "memory_limit_";
+  } else if (limit.kind == AllocatorLimit::Kind::kStatsLimit) {
+    what = "Limit:";
+  }
+  return absl::StrCat("the log's ", what, " line (line ", limit.line, ")");
+}
 
 std::optional<int64_t> XlaOomListing::Stat(absl::string_view name) const {
   for (const auto& [key, bytes] : stats) {
@@ -275,6 +392,9 @@ absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view pat
       if (!listing.stats.empty() || !listing.peak_buffers.empty()) e->listing = std::move(listing);
     }
     out.push_back(std::move(*e));
+  }
+  if (std::optional<AllocatorLimit> limit = ChooseAllocatorLimit(ParseAllocatorLimits(text))) {
+    for (XlaOomError& e : out) e.allocator_limit = limit;
   }
   if (out.empty()) {
     return FileError(path,

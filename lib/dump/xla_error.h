@@ -18,6 +18,16 @@
 //   XLA:GPU               "Out of memory while trying to allocate 1073741824 bytes."
 //   BFC allocator         "... ran out of memory trying to allocate 8.00GiB
 //                          (rounded to 8589934592)"
+// A GPU log also states the allocator's limit, which decides whether a
+// program fits (AllocatorLimit below): JAX's GPU client when it creates the
+// allocator (xla/pjrt/gpu/gpu_helpers.cc), and the BFC allocator's dump on
+// an out-of-memory error (tsl/framework/bfc_allocator.cc, allocator.cc):
+//   start                 "XLA backend allocating 59.38GiB (63763906560 bytes) on
+//                          device 0 for BFCAllocator"  (older: "allocating N bytes",
+//                          without preallocation "will use up to N bytes")
+//   out-of-memory dump    "... pool size 59.38GiB, pool limit 59.38GiB"
+//                         "Total size in pool: 89.77GiB memory_limit_: 89.77GiB ..."
+//                         "Stats: " then "Limit:   59.38GiB" (older: raw bytes)
 #ifndef HLOMEM_LIB_DUMP_XLA_ERROR_H_
 #define HLOMEM_LIB_DUMP_XLA_ERROR_H_
 
@@ -52,6 +62,24 @@ struct XlaOomListing {
   std::optional<int64_t> Stat(absl::string_view name) const;
 };
 
+// The memory limit of the allocator a GPU log states (the forms above): the
+// bytes a run can allocate, which the device fit takes over a preset's.
+struct AllocatorLimit {
+  enum class Kind : uint8_t {
+    kBfcStart,    // "XLA backend allocating ... for BFCAllocator": exact bytes
+    kPoolLimit,   // the out-of-memory dump's "pool limit" or "memory_limit_:"
+    kStatsLimit,  // the out-of-memory dump's "Stats:" block, "Limit:"
+  };
+  Kind kind = Kind::kBfcStart;
+  int64_t bytes = 0;
+  // Bytes the figure may be off by: 0 when the line gives exact bytes,
+  // else half a unit of its last digit ("59.38GiB": 5.12MiB).
+  int64_t rounding_bytes = 0;
+  int device = -1;      // the device ordinal the line names; -1 when none
+  int64_t line = 0;     // 1-based
+  std::string message;  // the line, trimmed
+};
+
 struct XlaOomError {
   enum class Kind : uint8_t {
     kCompileTimeHbmOom,  // XLA:TPU refused to compile (E1000)
@@ -74,10 +102,28 @@ struct XlaOomError {
   int64_t line = 0;     // 1-based line of the message in the file
   std::string message;  // the line, trimmed
   std::optional<XlaOomListing> listing;  // the lines printed under it, if any
+  // The allocator's limit the same log states (ChooseAllocatorLimit), if
+  // any: what the failed allocation was measured against.
+  std::optional<AllocatorLimit> allocator_limit;
 };
 
+// Every allocator limit `text` states, in order. The collective-memory
+// allocator's lines ("for CollectiveBFCAllocator") are not the program's
+// limit and are left out.
+std::vector<AllocatorLimit> ParseAllocatorLimits(absl::string_view text);
+
+// The limit to decide with: an exact figure over a rounded one (the start
+// line over the dump's two decimals), and among those the smallest (one
+// device that cannot hold the program fails the run). nullopt when none.
+std::optional<AllocatorLimit> ChooseAllocatorLimit(const std::vector<AllocatorLimit>& limits);
+
+// "the log's BFCAllocator line", "the log's pool limit line", "the log's
+// Limit: line", with its line number: "(line 3)".
+std::string DescribeAllocatorLimit(const AllocatorLimit& limit);
+
 // Every out-of-memory message in `text` (a log, a traceback, a pasted
-// error), in order. An error, `path: error: ...`, when there is none.
+// error), in order, each with the allocator limit the text states. An
+// error, `path: error: ...`, when there is none.
 absl::StatusOr<std::vector<XlaOomError>> ParseXlaOomErrors(absl::string_view path,
                                                           absl::string_view text);
 

@@ -1,5 +1,6 @@
 #include "lib/report/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
@@ -13,19 +14,73 @@ namespace hlomem::report {
 namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr int64_t kMiB = int64_t{1} << 20;
 
-// Nominal capacities in GiB (the vendors' "80GB" HBM is 80 GiB of chips;
-// drivers reserve a little of it). --device-memory takes the exact number.
+// GPU presets: the total memory CUDA reports for the card (cudaMemGetInfo),
+// which JAX's allocator takes its fraction of: bytes_limit = fraction x
+// total. It is less than the card's nominal size and than nvidia-smi's
+// total (H100 80GB HBM3: 80 GiB of HBM, nvidia-smi 81559 MiB, CUDA 81080
+// MiB), and it varies a little with the driver.
+//
+// Measured: this project's own run on the card. Estimated: public figures.
+// Where several were found, the lowest is taken: a verdict that says "fits"
+// on a card where the run then fails is the error that matters. PyTorch's
+// "GPU 0 has a total capacity of X GiB" is cudaMemGetInfo's total to two
+// decimals (taken here to the MiB below); XLA's GPU specs
+// (xla/backends/gpu/target_config/specs/*.txtpb) record a real card's
+// device_memory_size, except h200.txtpb's, which is exactly 141 GiB, the
+// nominal size. Where neither was found, nvidia-smi's total less the 479
+// MiB the measured H100 80GB reports less than nvidia-smi stands in.
+//
+// TPU presets: what XLA:TPU's E1000 says a program has (lib/target/tpu.cc
+// holds the figures; `bytes` here is replaced by the generation's HBM).
 constexpr DevicePreset kPresets[] = {
-    {"a100-40gb", 40 * kGiB, true},    {"a100-80gb", 80 * kGiB, true},
-    {"h100-80gb", 80 * kGiB, true},    {"h100-94gb", 94 * kGiB, true},
-    {"h200-141gb", 141 * kGiB, true},  {"b200-192gb", 192 * kGiB, true},
-    {"l4-24gb", 24 * kGiB, true},      {"a10g-24gb", 24 * kGiB, true},
-    {"t4-16gb", 16 * kGiB, true},      {"v100-16gb", 16 * kGiB, true},
-    {"v100-32gb", 32 * kGiB, true},    {"rtx4090-24gb", 24 * kGiB, true},
-    {"mi300x-192gb", 192 * kGiB, true}, {"v4-32gb", 32 * kGiB, false},
-    {"v5e-16gb", 16 * kGiB, false},    {"v5p-95gb", 95 * kGiB, false},
-    {"v6e-32gb", 32 * kGiB, false},
+    {"a100-40gb", 42331013120, true, true,
+     "estimated: device_memory_size of XLA's A100-SXM4-40GB spec (a100_sxm_40.txtpb); "
+     "PyTorch reports 39.50 GiB on another A100 40GB"},
+    {"a100-80gb", 81039 * kMiB, true, true,
+     "estimated: PyTorch's \"total capacity of 79.14 GiB\" on an A100 80GB "
+     "(lianqi1008/Control-GIC#6), the lowest found; XLA's A100-SXM4-80GB spec has 79.26 GiB, "
+     "a pytorch/xla log 63898533888 B = 0.75 x 79.35 GiB"},
+    {"h100-80gb", 85018542080, true, false,
+     "measured: jax memory_stats bytes_limit 63763906560 B = 0.75 x 85018542080 B on H100 80GB HBM3, "
+     "jax 0.11.2, 2026-11"},
+    {"h100-94gb", (95830 - 479) * kMiB, true, true,
+     "estimated: H100 NVL, nvidia-smi's 95830 MiB less the 479 MiB the measured H100 80GB "
+     "reports less than nvidia-smi"},
+    {"h200-141gb", (143771 - 479) * kMiB, true, true,
+     "estimated: nvidia-smi's 143771 MiB less the 479 MiB the measured H100 80GB reports less "
+     "than nvidia-smi (XLA's h200.txtpb has the nominal 141 GiB)"},
+    {"b200-192gb", 191514673152, true, true,
+     "estimated: device_memory_size of XLA's B200 spec (b200.txtpb)"},
+    {"l4-24gb", 22558 * kMiB, true, true,
+     "estimated: PyTorch's \"total capacity of 22.03 GiB\" on an L4 (ArcInstitute/evo2#190); "
+     "nvidia-smi 23034 MiB"},
+    {"a10g-24gb", 22732 * kMiB, true, true,
+     "estimated: PyTorch's \"22.20 GiB total capacity\" on an A10G (g5.12xlarge, "
+     "XavierXiao/Dreambooth-Stable-Diffusion#18), the lowest found; nvidia-smi 23028 MiB"},
+    {"t4-16gb", 14909 * kMiB, true, true,
+     "estimated: PyTorch's \"total capacity of 14.56 GiB\" on a T4 (GCP, Zheng-Chong/CatVTON#133), "
+     "the lowest found; nvidia-smi 15360 MiB"},
+    {"v100-16gb", 16935682048, true, true,
+     "estimated: device_memory_size of XLA's Tesla V100-SXM2-16GB spec (v100.txtpb)"},
+    {"v100-32gb", 32501 * kMiB, true, true,
+     "estimated: PyTorch's \"31.74 GiB total capacity\" on a V100 32GB "
+     "(liucongg/ChatGLM-Finetuning#73)"},
+    {"rtx4090-24gb", 24207 * kMiB, true, true,
+     "estimated: PyTorch's \"total capacity of 23.64 GiB\" on an RTX 4090 "
+     "(3DTopia/Phidias-Diffusion#8), the lowest found"},
+    {"mi300x-192gb", 196592 * kMiB, true, true,
+     "estimated: a ROCm XLA log on an MI300X (ROCm/xla#363): its BFC and collective allocators "
+     "together 16491332239 + 189650320752 B of the 196592 MiB total"},
+    {"v4-32gb", 32 * kGiB, false, false,
+     "XLA:TPU's E1000 \"available HBM (15.25G)\" of a TensorCore's 16 GiB (deviceless v4 compiles)"},
+    {"v5e-16gb", 16 * kGiB, false, false,
+     "XLA:TPU's E1000 \"available HBM (15.75G)\" (deviceless v5e compiles)"},
+    {"v5p-95gb", 95 * kGiB, false, false,
+     "XLA:TPU's E1000 \"available HBM (95.73G)\" (deviceless v5p compiles)"},
+    {"v6e-32gb", 32 * kGiB, false, false,
+     "XLA:TPU's E1000 \"available HBM (31.24G)\" (deviceless v6e compiles)"},
 };
 
 absl::StatusOr<double> ParseFraction(absl::string_view text, absl::string_view origin) {
@@ -61,6 +116,8 @@ absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& r
     }
     budget.name = std::string(found->name);
     budget.capacity = found->bytes;
+    budget.capacity_source = std::string(found->source);
+    budget.capacity_estimated = found->estimated;
     is_gpu = found->is_gpu;
   } else {
     absl::StatusOr<int64_t> bytes = ParseByteSize(request.memory);
@@ -151,6 +208,8 @@ void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
     DeviceFit fit;
     fit.device = budget.name;
     fit.capacity = budget.capacity;
+    fit.capacity_source = budget.capacity_source;
+    fit.capacity_estimated = budget.capacity_estimated;
     if (budget.fraction) {
       fit.fraction = *budget.fraction;
     } else if (budget.program_limit) {
@@ -163,6 +222,7 @@ void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
                          ? (budget.is_gpu ? target::kJaxGpuMemFraction : 1.0)
                          : m.default_mem_fraction;
     }
+    // JAX's allocator: the fraction of the total, truncated to bytes.
     fit.usable = budget.program_limit && !budget.fraction
                      ? *budget.program_limit
                      : static_cast<int64_t>(static_cast<double>(fit.capacity) * fit.fraction);
@@ -185,6 +245,48 @@ void ApplyDeviceFit(const DeviceBudget& budget, Report* report) {
     fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
     fit.caveat = OtherBackendCaveat(budget, m);
     m.device_fit = fit;
+  }
+}
+
+void ApplyAllocatorLimit(const dump::AllocatorLimit& limit, Report* report) {
+  const std::string from = dump::DescribeAllocatorLimit(limit);
+  for (ModuleReport& m : report->modules) {
+    // A BFC allocator is a GPU's: XLA:TPU states its own limit (E1000).
+    if (m.backend == "tpu") continue;
+    if (m.device_fit && !m.device_fit->usable_source.empty()) continue;  // a TPU preset's
+    const DeviceBytes bytes = DeviceBytesOf(m);
+    if (!bytes.xla && !bytes.computed) continue;
+    if (!m.device_fit) {
+      DeviceFit fit;
+      fit.device = m.device ? m.device->device : "";
+      fit.capacity = m.device ? std::max(m.device->capacity, limit.bytes) : limit.bytes;
+      fit.needed = bytes.xla ? *bytes.xla : *bytes.computed;
+      fit.needed_source = bytes.xla ? "xla" : "hlomem";
+      fit.usable = limit.bytes;
+      m.device_fit = fit;
+    } else {
+      m.device_fit->preset_usable = m.device_fit->usable;
+      // A rounded figure ("pool limit 59.38GiB") confirms a preset's exact
+      // one within its rounding; it replaces one it contradicts.
+      const bool confirms = limit.rounding_bytes > 0 &&
+                            std::abs(m.device_fit->usable - limit.bytes) <= limit.rounding_bytes;
+      if (!confirms) m.device_fit->usable = limit.bytes;
+    }
+    DeviceFit& fit = *m.device_fit;
+    fit.usable_from_log = from;
+    if (fit.capacity > 0) {
+      fit.fraction = static_cast<double>(fit.usable) / static_cast<double>(fit.capacity);
+    }
+    fit.fits = fit.needed <= fit.usable;
+    fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
+    if (limit.rounding_bytes > 0 && !fit.preset_usable &&
+        std::abs(fit.needed - fit.usable) <= limit.rounding_bytes) {
+      m.warnings.push_back(absl::StrCat(
+          "device fit: the program's ", HumanAndExact(fit.needed), " is within the rounding (",
+          HumanBytes(limit.rounding_bytes), ") of the limit ", from, " gives (",
+          HumanBytes(limit.bytes), "); the verdict needs the exact limit: the log's \"XLA backend "
+          "allocating ... bytes ... for BFCAllocator\" line, or a --device preset"));
+    }
   }
 }
 

@@ -1,8 +1,11 @@
 // Device fit: does a module's device memory (GPU memory, TPU HBM) fit in
-// what the device offers XLA? JAX preallocates 75% of a GPU by default
-// (XLA_CLIENT_MEM_FRACTION, formerly XLA_PYTHON_CLIENT_MEM_FRACTION, changes
-// it); XLA:TPU states what a TPU offers a program. The target layer knows
-// both; this file applies them to a report.
+// what the device offers XLA? JAX's GPU allocator may use a fraction (0.75
+// by default; XLA_CLIENT_MEM_FRACTION, formerly
+// XLA_PYTHON_CLIENT_MEM_FRACTION, changes it) of the total memory CUDA
+// reports for the card (cudaMemGetInfo), which is less than the card's
+// nominal size and than nvidia-smi's total; XLA:TPU states what a TPU
+// offers a program. A log that states the allocator's limit decides over
+// both. The target layer knows the defaults; this file applies them.
 #ifndef HLOMEM_LIB_REPORT_DEVICE_H_
 #define HLOMEM_LIB_REPORT_DEVICE_H_
 
@@ -18,8 +21,14 @@ namespace hlomem::report {
 
 struct DevicePreset {
   absl::string_view name;  // "h100-80gb"
-  int64_t bytes;           // nominal memory
-  bool is_gpu;             // the memory fraction applies (GPU allocators)
+  // GPU: the total memory CUDA reports for the card (cudaMemGetInfo's
+  // total, what JAX's allocator takes its fraction of). TPU: the HBM, which
+  // the generation's (lib/target/tpu.cc) replaces.
+  int64_t bytes;
+  bool is_gpu;  // the memory fraction applies (GPU allocators)
+  // Where `bytes` comes from; estimated: no run of this project measured it.
+  bool estimated;
+  absl::string_view source;
 };
 absl::Span<const DevicePreset> DevicePresets();
 
@@ -43,6 +52,9 @@ struct DeviceBudget {
   // What a TPU preset's chip offers a program (XLA:TPU's available HBM).
   std::optional<int64_t> program_limit;
   bool is_gpu = true;
+  // The preset's DevicePreset::source and estimated; "" for --device-memory.
+  std::string capacity_source;
+  bool capacity_estimated = false;
 };
 
 // nullopt when neither --device nor --device-memory is given.
@@ -53,6 +65,13 @@ absl::StatusOr<std::optional<DeviceBudget>> ResolveDevice(const DeviceRequest& r
 // hlomem's) against the usable memory. A disagreement between the two is
 // added to the module's warnings.
 void ApplyDeviceFit(const DeviceBudget& budget, Report* report);
+
+// Applies the allocator limit the user's log states (--error FILE) to every
+// GPU module: it replaces a preset's usable memory (the fit records the
+// preset's figure and says which line decided), or gives a verdict where no
+// --device did. A limit the log rounds ("pool limit 59.38GiB") confirms a
+// preset's exact figure within its rounding rather than replacing it.
+void ApplyAllocatorLimit(const dump::AllocatorLimit& limit, Report* report);
 
 // Ties each out-of-memory error to its module (by the module name XLA's
 // message gives, or the one module of the report) and explains it: the

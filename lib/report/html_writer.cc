@@ -195,7 +195,9 @@ void AppendSummaryTable(const ModuleReport& m, std::string* out) {
     const DeviceFit& fit = *m.device_fit;
     absl::StrAppend(out, "<p class=", fit.fits ? "good" : "bad", ">",
                     fit.fits ? "Fits" : absl::StrCat("Does not fit by ", HumanBytes(fit.shortfall)),
-                    " on ", Html(DeviceFitName(fit)), ": ", DeviceFitBudget(fit), "</p>\n");
+                    " on ", Html(DeviceFitName(fit)), ": ", Html(DeviceFitBudget(fit)), "</p>\n");
+    const std::string source = DeviceFitSource(fit);
+    if (!source.empty()) absl::StrAppend(out, "<p>device memory: ", Html(source), "</p>\n");
     if (!fit.caveat.empty()) absl::StrAppend(out, "<p class=caveat>", Html(fit.caveat), "</p>\n");
   }
 }

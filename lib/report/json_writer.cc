@@ -124,6 +124,10 @@ Json DeviceFitJson(const DeviceFit& fit) {
   j["fits"] = fit.fits;
   j["shortfall_bytes"] = fit.shortfall;
   j["caveat"] = fit.caveat;
+  j["capacity_source"] = fit.capacity_source;
+  j["capacity_estimated"] = fit.capacity_estimated;
+  j["usable_from_log"] = fit.usable_from_log;
+  j["preset_usable_bytes"] = IntOrNull(fit.preset_usable);
   return j;
 }
 
@@ -178,6 +182,14 @@ Json OomJson(const OomExplanation& oom) {
   }
   j["device_bytes_source"] = oom.device_bytes_source;
   j["agrees"] = oom.agrees;
+  if (e.allocator_limit) {
+    j["allocator_limit"] = {{"bytes", e.allocator_limit->bytes},
+                            {"rounding_bytes", e.allocator_limit->rounding_bytes},
+                            {"source", dump::DescribeAllocatorLimit(*e.allocator_limit)},
+                            {"message", e.allocator_limit->message}};
+  } else {
+    j["allocator_limit"] = nullptr;
+  }
   return j;
 }
 
@@ -422,6 +434,10 @@ ModuleReport ReadModule(const Json& j) {
     f.fits = fit->value("fits", true);
     f.shortfall = IntOr(*fit, "shortfall_bytes", 0);
     f.caveat = StringOr(*fit, "caveat");
+    f.capacity_source = StringOr(*fit, "capacity_source");
+    f.capacity_estimated = fit->value("capacity_estimated", false);
+    f.usable_from_log = StringOr(*fit, "usable_from_log");
+    f.preset_usable = OptionalInt(*fit, "preset_usable_bytes");
     m.device_fit = f;
   }
   m.profile.peak_step = IntOr(j, "peak_step", -1);

@@ -120,6 +120,8 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
     absl::StrAppend(out, "\n", fit.fits ? "✅ **fits** on " : "❌ **does not fit** on ",
                     DeviceFitName(fit), fit.fits ? "" : absl::StrCat(" by ", HumanBytes(fit.shortfall)),
                     ": ", DeviceFitBudget(fit), "\n");
+    const std::string source = DeviceFitSource(fit);
+    if (!source.empty()) absl::StrAppend(out, "\ndevice memory: ", Cell(source), "\n");
     if (!fit.caveat.empty()) absl::StrAppend(out, "\n> ⚠ ", Cell(fit.caveat), "\n");
   }
   absl::StrAppend(out, "\nLive bytes over program order (peak at step ", m.profile.peak_step,

@@ -304,6 +304,45 @@ std::vector<std::string> OomLines(const OomExplanation& oom) {
     lines.push_back(absl::StrCat("the program's device memory: ", HumanAndExact(*oom.device_bytes),
                                  " by ", whose));
   }
+  if (e.allocator_limit) {
+    const dump::AllocatorLimit& limit = *e.allocator_limit;
+    lines.push_back(absl::StrCat("the allocator's limit: ", HumanAndExact(limit.bytes), " from ",
+                                 dump::DescribeAllocatorLimit(limit),
+                                 limit.rounding_bytes > 0
+                                     ? absl::StrCat(", rounded to ", HumanBytes(limit.rounding_bytes))
+                                     : ""));
+    // XLA allocates the whole program at once: its total against the limit.
+    std::optional<int64_t> program = oom.device_bytes;
+    std::string what = "the program's device memory";
+    int64_t rounding = limit.rounding_bytes;
+    if (!program && e.listing) {
+      program = e.listing->Stat("total");
+      what = "the listing's total allocation";
+      // The listing prints two decimals of its unit ("59.39GiB").
+      int64_t unit = 1;
+      while (program && unit <= *program / 1024) unit *= 1024;
+      rounding += (unit + 199) / 200;
+    }
+    if (program) {
+      const int64_t over = *program - limit.bytes;
+      if (std::abs(over) <= rounding) {
+        lines.push_back(absl::StrCat(what, " and the limit agree within their rounding (",
+                                     HumanBytes(rounding), "): the exact figures decide, XLA's "
+                                     "buffer assignment and the log's \"XLA backend allocating ... "
+                                     "bytes\" line"));
+      } else if (over > 0) {
+        lines.push_back(absl::StrCat(what, " is over it by ", HumanAndExact(over),
+                                     ": the program cannot run with this limit"));
+      } else {
+        lines.push_back(absl::StrCat(what, " is within it (", HumanBytes(-over),
+                                     " to spare): other buffers held at the time, or fragmentation, "
+                                     "left too little"));
+      }
+    } else if (e.needed_bytes && *e.needed_bytes > limit.bytes + limit.rounding_bytes + e.rounding_bytes) {
+      lines.push_back(absl::StrCat("the failed allocation alone is over the limit by ",
+                                   HumanAndExact(*e.needed_bytes - limit.bytes)));
+    }
+  }
   return lines;
 }
 
@@ -366,13 +405,33 @@ std::string DeviceFitName(const DeviceFit& fit) {
 }
 
 std::string DeviceFitBudget(const DeviceFit& fit) {
-  const std::string share =
-      fit.usable_source.empty()
-          ? absl::StrFormat("%.0f%% of %s", fit.fraction * 100, HumanBytes(fit.capacity))
-          : absl::StrCat(fit.usable_source, " of the ", HumanBytes(fit.capacity), " device");
-  return absl::StrCat("needs ", HumanBytes(fit.needed),
-                      fit.needed_source == "xla" ? " by XLA's buffer assignment" : "",
-                      ", usable ", HumanBytes(fit.usable), " (", share, ")");
+  std::string usable;
+  if (!fit.usable_from_log.empty()) {
+    // The log's limit decided, or (rounded) confirmed the preset's figure.
+    const bool confirmed = fit.preset_usable && *fit.preset_usable == fit.usable;
+    const std::string preset =
+        fit.device.empty() ? "--device-memory" : absl::StrCat("the ", fit.device, " preset");
+    usable = confirmed ? absl::StrCat(" from ", preset, ", which ", fit.usable_from_log, " confirms")
+                       : absl::StrCat(" from ", fit.usable_from_log);
+    if (fit.preset_usable && !confirmed) {
+      absl::StrAppend(&usable, ", not ", preset, "'s ", HumanAndExact(*fit.preset_usable));
+    }
+  } else if (!fit.usable_source.empty()) {
+    usable = absl::StrCat(" (", fit.usable_source, " of the ", HumanBytes(fit.capacity), " device)");
+  } else if (!fit.device.empty()) {
+    usable = absl::StrFormat(" from the %s preset (%.0f%% of %s, %s)", fit.device, fit.fraction * 100,
+                             HumanBytes(fit.capacity), fit.capacity_estimated ? "estimated" : "measured");
+  } else {
+    usable = absl::StrFormat(" (%.0f%% of %s)", fit.fraction * 100, HumanBytes(fit.capacity));
+  }
+  return absl::StrCat("needs ", HumanAndExact(fit.needed),
+                      fit.needed_source == "xla" ? " by XLA's buffer assignment" : "", ", usable ",
+                      HumanAndExact(fit.usable), usable);
+}
+
+std::string DeviceFitSource(const DeviceFit& fit) {
+  if (fit.capacity_source.empty()) return "";
+  return absl::StrCat(fit.device, ": ", HumanAndExact(fit.capacity), ", ", fit.capacity_source);
 }
 
 std::string UnreadableError(const Report& report, absl::string_view skip_hint) {

@@ -95,11 +95,23 @@ std::string StripLayout(absl::string_view shape);
 // Device memory only: TPU VMEM/SMEM and host memory are not in it.
 struct DeviceFit {
   std::string device;     // "h100-80gb", or "" for --device-memory
-  int64_t capacity = 0;   // the device's memory
+  // The device's memory: for a GPU preset the total CUDA reports for the
+  // card, which JAX's allocator takes its fraction of.
+  int64_t capacity = 0;
   double fraction = 1.0;  // of it the framework lets XLA use
   int64_t usable = 0;     // capacity * fraction, or what the chip offers programs
-  // Where `usable` comes from: "75% preallocated", "XLA:TPU's available HBM".
+  // Where `usable` comes from when not a fraction: "XLA:TPU's available HBM".
   std::string usable_source;
+  // Where `capacity` comes from: the preset's source ("measured: jax
+  // memory_stats bytes_limit on H100 80GB HBM3, 2026-11", "estimated: ...");
+  // "" for --device-memory and a fit made from an error alone.
+  std::string capacity_source;
+  bool capacity_estimated = false;
+  // Set when the allocator limit the user's log states decided `usable`
+  // (or confirmed the preset's): which line, "the log's BFCAllocator line
+  // (line 3)". Then preset_usable is what the preset alone offered.
+  std::string usable_from_log;
+  std::optional<int64_t> preset_usable;
   int64_t needed = 0;     // the device-memory allocations of the executable
   // Whose allocations `needed` sums: "xla" (the dump's buffer assignment,
   // which decides when present) or "hlomem" (computed from the HLO).
@@ -325,7 +337,13 @@ std::vector<AllocationCandidate> FailedAllocationCandidates(const ModuleReport& 
 // The device of a verdict ("h100-80gb", or "a 80.00GiB device") and its
 // budget ("needs 224.01GiB, usable 60.00GiB (75% of 80.00GiB)").
 std::string DeviceFitName(const DeviceFit& fit);
+// "needs X by XLA's buffer assignment, usable Y from the h100-80gb preset
+// (75% of the Z CUDA reports; measured)", or "from the log's BFCAllocator
+// line (line 3)": the verdict's figures and which one decided.
 std::string DeviceFitBudget(const DeviceFit& fit);
+// Where the usable figure's device total comes from, for a line of its own:
+// the preset's source; "" when there is none to say.
+std::string DeviceFitSource(const DeviceFit& fit);
 
 }  // namespace hlomem::report
 

@@ -213,14 +213,17 @@ void AppendDeviceFit(const ModuleReport& m, const Style& style, std::string* out
   const DeviceFit& fit = *m.device_fit;
   const std::string budget = DeviceFitBudget(fit);
   AppendHeading(style, absl::StrCat("Device fit on ", DeviceFitName(fit)), out);
+  const std::string source = DeviceFitSource(fit);
   if (fit.fits) {
     absl::StrAppend(out, "  ", style.Green("fits"), ": ", budget, "; ",
                     HumanBytes(fit.usable - fit.needed), " to spare\n");
+    if (!source.empty()) AppendWrapped(absl::StrCat("device memory: ", source), "  ", 100, out);
     if (!fit.caveat.empty()) AppendWrapped(absl::StrCat("note: ", fit.caveat), "  ", 100, out);
     return;
   }
   absl::StrAppend(out, "  ", style.Red(absl::StrCat("does not fit by ", HumanBytes(fit.shortfall))),
                   " (", fit.shortfall, " B): ", budget, "\n");
+  if (!source.empty()) AppendWrapped(absl::StrCat("device memory: ", source), "  ", 100, out);
   if (!fit.caveat.empty()) AppendWrapped(absl::StrCat("note: ", fit.caveat), "  ", 100, out);
   if (m.findings.empty()) {
     absl::StrAppend(out, "  no finding explains the gap; see the buffers at the peak below\n");

@@ -126,6 +126,67 @@ TEST(DeviceFitTest, ACaveatOnlyWhenTheDumpIsForAnotherBackend) {
 
 namespace {
 
+// The allocator's limit a GPU log states decides the device fit over the
+// preset's, and explain measures the program against it. The dump is real
+// (deviceless H100, XLA's total 60,792,342,936 B); the log is a run with
+// XLA_PYTHON_CLIENT_MEM_FRACTION=.7 on the measured H100 (0.7 x
+// 85,018,542,080 B), its lines in the form issue 27 recorded.
+const std::string kGpuCase = kTestdata + "/accel/gpu_h100/oom_transformer_block_batch_over";
+
+std::string WriteLog(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char kStartLine[] =
+    "I0000 gpu_helpers.cc:136] XLA backend allocating 55.43GiB (59512979456 bytes) on device 0 for "
+    "BFCAllocator\n";
+
+TEST(AllocatorLimitCliTest, TheLogsLimitDecidesOverThePresetAndSaysSo) {
+  // The preset alone: 56.62 GiB fits the H100's 59.38.
+  EXPECT_EQ(Hlomem("check --device h100-80gb " + kGpuCase).exit_code, 0);
+  const std::string log = WriteLog("hlomem-bfc-start.log", kStartLine);
+  const auto check = Hlomem("check --device h100-80gb --error " + log + " " + kGpuCase);
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_THAT(check.out, HasSubstr("does not fit on h100-80gb by 1.19GiB (1279363480 B): needs 56.62GiB "
+                                   "(60792342936 B) by XLA's buffer assignment, usable 55.43GiB (59512979456 B) "
+                                   "from the log's BFCAllocator line (line 1), not the h100-80gb preset's "
+                                   "59.38GiB (63763906560 B)"));
+  // Without --device the log alone gives the verdict.
+  const auto report = Hlomem("report --no-color --error " + log + " " + kGpuCase);
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  EXPECT_THAT(report.out, HasSubstr("Device fit on NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(report.out, HasSubstr("usable 55.43GiB (59512979456 B) from the log's BFCAllocator line (line 1)"));
+  // The JSON says the same, in fields of its own.
+  const auto json = Hlomem("report --format json --device h100-80gb --error " + log + " " + kGpuCase);
+  ASSERT_EQ(json.exit_code, 0);
+  const nlohmann::json fit = nlohmann::json::parse(json.out)["modules"][0]["device_fit"];
+  EXPECT_EQ(fit["usable_bytes"], 59512979456);
+  EXPECT_EQ(fit["usable_from_log"], "the log's BFCAllocator line (line 1)");
+  EXPECT_EQ(fit["preset_usable_bytes"], 63763906560);
+  EXPECT_EQ(fit["capacity_bytes"], 85018542080);
+  EXPECT_EQ(fit["capacity_estimated"], false);
+  EXPECT_FALSE(fit["fits"]);
+}
+
+TEST(AllocatorLimitCliTest, ExplainMeasuresTheProgramAgainstTheLogsLimit) {
+  const std::string log = WriteLog(
+      "hlomem-bfc-oom.log",
+      std::string(kStartLine) +
+          "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+          "60792342936 bytes.\n");
+  const auto run = Hlomem("explain " + log + " " + kGpuCase);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("the allocator's limit: 55.43GiB (59512979456 B) from the log's BFCAllocator "
+                                 "line (line 1)"));
+  EXPECT_THAT(run.out, HasSubstr("the program's device memory is over it by 1.19GiB (1279363480 B)"));
+  // A log with the limit but no error has nothing to explain.
+  const auto none = Hlomem("explain " + WriteLog("hlomem-bfc-only.log", kStartLine));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.out, HasSubstr("no out-of-memory message found"));
+}
+
 TEST(ExplainTest, AGpuErrorWithoutADumpShowsXlasOwnPeakBuffers) {
   // XLA:GPU's error with the listing it prints (layout of jax-ml/jax#13428):
   // the lines behind the error come from the listing when there is no dump.

@@ -171,5 +171,120 @@ TEST(XlaOomErrorTest, MalformedSizesAreLeftUnset) {
   EXPECT_FALSE(errors->front().available_bytes.has_value());
 }
 
+// The allocator's limit, as GPU logs state it. The lines are real ones:
+// issue 27's measured run (H100 80GB HBM3, jax 0.11.2), and logs users
+// pasted (each test names its thread).
+
+// JAX's GPU client creating the allocator, today's form (issue 27).
+TEST(AllocatorLimitTest, StartLineWithExactBytes) {
+  const std::vector<AllocatorLimit> limits = ParseAllocatorLimits(
+      "XLA backend allocating 59.38GiB (63763906560 bytes) on device 0 for BFCAllocator\n");
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].kind, AllocatorLimit::Kind::kBfcStart);
+  EXPECT_EQ(limits[0].bytes, 63763906560);
+  EXPECT_EQ(limits[0].rounding_bytes, 0);
+  EXPECT_EQ(limits[0].device, 0);
+  EXPECT_EQ(limits[0].line, 1);
+  EXPECT_EQ(DescribeAllocatorLimit(limits[0]), "the log's BFCAllocator line (line 1)");
+}
+
+// The older form, bytes only, beside the collective allocator's own line,
+// which is not the program's limit (EnzymeAD/Reactant.jl#891, A100-SXM-64GB);
+// and another device's (pytorch/xla#5559, A100-SXM4-80GB).
+TEST(AllocatorLimitTest, OlderStartLinesAndTheCollectiveAllocatorLeftOut) {
+  const std::string log =
+      "I0000 00:00:1741833238.893159 1652112 se_gpu_pjrt_client.cc:951] Using BFC allocator.\n"
+      "I0000 00:00:1741833238.893459 1652112 gpu_helpers.cc:136] XLA backend allocating 51074678784 "
+      "bytes on device 0 for BFCAllocator.\n"
+      "I0000 00:00:1741833238.893764 1652112 gpu_helpers.cc:177] XLA backend will use up to "
+      "17024892928 bytes on device 0 for CollectiveBFCAllocator.\n"
+      "2023-09-15 02:15:52.443032: I external/xla/xla/pjrt/gpu/gpu_helpers.cc:105] XLA backend "
+      "allocating 63898533888 bytes on device 1 for BFCAllocator.\n";
+  const std::vector<AllocatorLimit> limits = ParseAllocatorLimits(log);
+  ASSERT_EQ(limits.size(), 2u);
+  EXPECT_EQ(limits[0].bytes, 51074678784);
+  EXPECT_EQ(limits[0].device, 0);
+  EXPECT_EQ(limits[0].line, 2);
+  EXPECT_EQ(limits[1].bytes, 63898533888);
+  EXPECT_EQ(limits[1].device, 1);
+  // Both exact: the smaller decides (that device cannot hold more).
+  EXPECT_EQ(ChooseAllocatorLimit(limits)->bytes, 51074678784);
+}
+
+// The BFC allocator's out-of-memory dump (EnzymeAD/Reactant.jl#2632, a
+// GH200 at XLA_REACTANT_GPU_MEM_FRACTION=0.95): "memory_limit_:" and the
+// "Stats:" block's "Limit:", both rounded to two decimals.
+TEST(AllocatorLimitTest, TheOutOfMemoryDumpsRoundedLimits) {
+  const std::string log =
+      "I0000 00:00:1773083052.386475   70889 bfc_allocator.cc:1119] Total size in pool: 89.77GiB "
+      "memory_limit_: 89.77GiB available size: 153B curr_region_allocation_bytes_: 179.55GiB\n"
+      "I0000 00:00:1773083052.386479   70889 bfc_allocator.cc:1128] Stats: \n"
+      "Limit:                        89.77GiB\n"
+      "InUse:                        81.00GiB\n"
+      "MaxInUse:                     81.00GiB\n";
+  const std::vector<AllocatorLimit> limits = ParseAllocatorLimits(log);
+  ASSERT_EQ(limits.size(), 2u);
+  const int64_t rounded = static_cast<int64_t>(89.77 * kGiB + 0.5);
+  EXPECT_EQ(limits[0].kind, AllocatorLimit::Kind::kPoolLimit);
+  EXPECT_EQ(limits[0].bytes, rounded);
+  EXPECT_EQ(limits[0].rounding_bytes, (kGiB + 199) / 200);
+  EXPECT_EQ(DescribeAllocatorLimit(limits[0]), "the log's memory_limit_ line (line 1)");
+  EXPECT_EQ(limits[1].kind, AllocatorLimit::Kind::kStatsLimit);
+  EXPECT_EQ(limits[1].bytes, rounded);
+  EXPECT_EQ(limits[1].line, 3);
+  EXPECT_EQ(DescribeAllocatorLimit(limits[1]), "the log's Limit: line (line 3)");
+  // "Limit:" anywhere else is not the allocator's.
+  EXPECT_TRUE(ParseAllocatorLimits("Rate Limit: 100\nLimit: 5GiB\n").empty());
+}
+
+// Issue 27's run: the start line, then, when the 59.39 GiB program failed,
+// the dump's summary line ("pool limit", in the form of
+// tsl/framework/bfc_allocator.cc's DumpMemoryLog) and "Limit: 59.38GiB".
+// Every error of the log carries the exact figure of the start line.
+TEST(AllocatorLimitTest, AnErrorCarriesTheLogsExactLimit) {
+  const std::string log =
+      "XLA backend allocating 59.38GiB (63763906560 bytes) on device 0 for BFCAllocator\n"
+      "W bfc_allocator.cc] Allocator (GPU_0_bfc) ran out of memory trying to allocate 59.39GiB from "
+      "the lower end with freed_by_count=0.\n"
+      "I bfc_allocator.cc] Allocator memory summary: rounded request 59.39GiB, total free in pool "
+      "59.38GiB, largest free chunk usable by lower end 59.38GiB, unallocated bytes 0B, pool size "
+      "59.38GiB, pool limit 59.38GiB\n"
+      "I bfc_allocator.cc] Stats: \n"
+      "Limit:                        59.38GiB\n"
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+      "allocate 63766003724 bytes.\n";
+  const std::vector<AllocatorLimit> limits = ParseAllocatorLimits(log);
+  ASSERT_EQ(limits.size(), 3u);
+  EXPECT_EQ(limits[1].kind, AllocatorLimit::Kind::kPoolLimit);
+  EXPECT_EQ(DescribeAllocatorLimit(limits[1]), "the log's pool limit line (line 3)");
+  EXPECT_EQ(limits[2].kind, AllocatorLimit::Kind::kStatsLimit);
+  absl::StatusOr<std::vector<XlaOomError>> errors = ParseXlaOomErrors("run.log", log);
+  ASSERT_TRUE(errors.ok()) << errors.status();
+  ASSERT_EQ(errors->size(), 2u);
+  EXPECT_EQ((*errors)[0].needed_bytes, static_cast<int64_t>(59.39 * kGiB + 0.5));
+  EXPECT_EQ((*errors)[1].needed_bytes, 63766003724);
+  for (const XlaOomError& e : *errors) {
+    ASSERT_TRUE(e.allocator_limit.has_value());
+    EXPECT_EQ(e.allocator_limit->bytes, 63763906560);
+    EXPECT_EQ(e.allocator_limit->rounding_bytes, 0);
+  }
+  // Without the start line, the rounded dump decides.
+  const std::string dump_only = log.substr(log.find('\n') + 1);
+  const std::optional<AllocatorLimit> chosen = ChooseAllocatorLimit(ParseAllocatorLimits(dump_only));
+  ASSERT_TRUE(chosen.has_value());
+  EXPECT_EQ(chosen->bytes, static_cast<int64_t>(59.38 * kGiB + 0.5));
+  EXPECT_GT(chosen->rounding_bytes, 0);
+}
+
+// TensorFlow's older dumps print raw bytes after "Limit:".
+TEST(AllocatorLimitTest, RawBytesAreExact) {
+  const std::vector<AllocatorLimit> limits =
+      ParseAllocatorLimits("I bfc_allocator.cc:1101] Stats: \nLimit:                 63763906560\n");
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].bytes, 63763906560);
+  EXPECT_EQ(limits[0].rounding_bytes, 0);
+  EXPECT_FALSE(ChooseAllocatorLimit({}).has_value());
+}
+
 }  // namespace
 }  // namespace hlomem::dump

@@ -103,11 +103,15 @@ TEST(CheckCliTest, DeviceFitVerdicts) {
   EXPECT_EQ(Hlomem("check --device h200-141gb --mem-fraction 1 " + kNoGrads).exit_code, 0);
   const CommandRun tight = Hlomem("check --device h200-141gb " + kNoGrads);
   EXPECT_EQ(tight.exit_code, 1);
-  EXPECT_THAT(tight.out, HasSubstr("does not fit on h200-141gb by 23.26GiB"));
+  // 0.75 of the 139.93 GiB CUDA reports for an H200 (an estimate).
+  EXPECT_THAT(tight.out, HasSubstr("does not fit on h200-141gb by 24.06GiB"));
+  EXPECT_THAT(tight.out, HasSubstr("usable 104.95GiB (112689414144 B) from the h200-141gb preset (75% of "
+                                   "139.93GiB, estimated)"));
   const CommandRun env = Hlomem("check --device h200-141gb " + kNoGrads, "XLA_PYTHON_CLIENT_MEM_FRACTION=.95");
   EXPECT_EQ(env.exit_code, 0) << env.out;
   const CommandRun report = Hlomem("report --no-color --device h100-80gb " + kGrads);
-  EXPECT_THAT(report.out, HasSubstr("does not fit by 164.01GiB"));
+  EXPECT_THAT(report.out, HasSubstr("does not fit by 164.62GiB"));
+  EXPECT_THAT(report.out, HasSubstr("device memory: h100-80gb: 79.18GiB (85018542080 B), measured: "));
   EXPECT_THAT(report.out, HasSubstr("fix: "));
 }
 

@@ -100,8 +100,9 @@ TEST(GoldenDiffTest, SeedPairShowsTheIndexCopyFirst) {
 
 TEST(GoldenCheckTest, OverBudgetNamesModuleNumberLimitAndContributors) {
   Report report = BuildCase(kSeedGrads);
-  DeviceBudget h100{"h100-80gb", int64_t{80} << 30, 0.75};
-  ApplyDeviceFit(h100, &report);
+  DeviceRequest h100;
+  h100.preset = "h100-80gb";
+  ApplyDeviceFit(**ResolveDevice(h100), &report);
   CheckOptions options;
   options.max_temp = int64_t{80} << 30;
   options.max_total = int64_t{250} << 30;

@@ -4,6 +4,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "lib/pipeline/capture.h"
 #include "lib/report/check.h"
 #include "lib/report/device.h"
@@ -82,15 +85,183 @@ DeviceFit FitOf(const DeviceRequest& request, ModuleReport module) {
   return report.modules[0].device_fit.value_or(DeviceFit());
 }
 
-TEST(DeviceTest, GpuPresetUsesTheTargetsPreallocatedShare) {
+// The H100 80GB HBM3 as measured (issue 27): CUDA reports 85,018,542,080 B
+// and JAX's allocator took 0.75 of it, bytes_limit 63,763,906,560 B; a
+// program ran if and only if XLA's total was at most that.
+constexpr int64_t kH100CudaTotal = 85018542080;
+constexpr int64_t kH100BytesLimit = 63763906560;
+
+TEST(DeviceTest, GpuPresetUsesTheTargetsPreallocatedShareOfWhatCudaReports) {
   DeviceRequest request;
   request.preset = "h100-80gb";
   const DeviceFit fit = FitOf(request, ModuleOn("gpu", 0.75, int64_t{61} << 30));
-  EXPECT_EQ(fit.capacity, int64_t{80} << 30);
+  EXPECT_EQ(fit.capacity, kH100CudaTotal);
   EXPECT_DOUBLE_EQ(fit.fraction, 0.75);
-  EXPECT_EQ(fit.usable, int64_t{60} << 30);
+  EXPECT_EQ(fit.usable, kH100BytesLimit);
   EXPECT_FALSE(fit.fits);
-  EXPECT_EQ(fit.shortfall, int64_t{1} << 30);
+  EXPECT_EQ(fit.shortfall, (int64_t{61} << 30) - kH100BytesLimit);
+  EXPECT_FALSE(fit.capacity_estimated);
+  EXPECT_THAT(fit.capacity_source, HasSubstr("measured: jax memory_stats bytes_limit"));
+  EXPECT_THAT(DeviceFitBudget(fit), HasSubstr("usable 59.38GiB (63763906560 B) from the h100-80gb preset "
+                                              "(75% of 79.18GiB, measured)"));
+  EXPECT_THAT(DeviceFitSource(fit), HasSubstr("h100-80gb: 79.18GiB (85018542080 B), measured: "));
+}
+
+// The two programs of issue 27 that failed on the GPU while the old preset
+// (0.75 x 80 GiB = 64,424,509,440 B) said both fit.
+TEST(DeviceTest, TheTwoProgramsThatFailedOnAnH100DoNotFitAndTheLimitItselfDoes) {
+  DeviceRequest request;
+  request.preset = "h100-80gb";
+  for (const int64_t needed : {int64_t{63766003724}, int64_t{65036877836}}) {
+    const DeviceFit fit = FitOf(request, ModuleOn("gpu", 0.75, needed, needed));
+    EXPECT_EQ(fit.needed_source, "xla");
+    EXPECT_FALSE(fit.fits) << needed;
+    EXPECT_EQ(fit.shortfall, needed - kH100BytesLimit);
+  }
+  // 59.39 GiB against 59.38: two MiB over, to the byte.
+  EXPECT_EQ(FitOf(request, ModuleOn("gpu", 0.75, 63766003724, 63766003724)).shortfall, 2097164);
+  const DeviceFit exact = FitOf(request, ModuleOn("gpu", 0.75, kH100BytesLimit, kH100BytesLimit));
+  EXPECT_TRUE(exact.fits);
+  EXPECT_EQ(exact.shortfall, 0);
+  EXPECT_FALSE(FitOf(request, ModuleOn("gpu", 0.75, kH100BytesLimit + 1, kH100BytesLimit + 1)).fits);
+}
+
+TEST(DeviceTest, EveryPresetSaysWhereItsFigureComesFromAndWhichAreEstimates) {
+  int measured = 0;
+  for (const DevicePreset& preset : DevicePresets()) {
+    EXPECT_FALSE(preset.source.empty()) << preset.name;
+    if (!preset.is_gpu) {
+      EXPECT_THAT(std::string(preset.source), HasSubstr("E1000")) << preset.name;
+      continue;
+    }
+    // A GPU's figure is what CUDA reports, less than the nominal size the
+    // name gives ("80gb": 80 GiB of HBM).
+    const absl::string_view size = preset.name.substr(preset.name.rfind('-') + 1);
+    int64_t nominal_gib = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(size.substr(0, size.size() - 2), &nominal_gib)) << preset.name;
+    EXPECT_LT(preset.bytes, nominal_gib << 30) << preset.name;
+    EXPECT_GT(preset.bytes, (nominal_gib << 30) * 9 / 10) << preset.name;
+    const std::string source(preset.source);
+    EXPECT_EQ(absl::StartsWith(source, "estimated: "), preset.estimated) << preset.name;
+    EXPECT_EQ(absl::StartsWith(source, "measured: "), !preset.estimated) << preset.name;
+    if (!preset.estimated) ++measured;
+    DeviceRequest request;
+    request.preset = std::string(preset.name);
+    const DeviceFit fit = FitOf(request, ModuleOn("gpu", 0.75, 1));
+    EXPECT_EQ(fit.capacity_estimated, preset.estimated);
+    EXPECT_THAT(DeviceFitBudget(fit), HasSubstr(preset.estimated ? ", estimated)" : ", measured)"));
+  }
+  EXPECT_EQ(measured, 1);  // the H100 80GB, so far
+}
+
+// The allocator's limit as the user's log states it (--error FILE).
+dump::AllocatorLimit LogLimit(int64_t bytes, int64_t rounding = 0,
+                              dump::AllocatorLimit::Kind kind = dump::AllocatorLimit::Kind::kBfcStart) {
+  dump::AllocatorLimit limit;
+  limit.kind = kind;
+  limit.bytes = bytes;
+  limit.rounding_bytes = rounding;
+  limit.line = 3;
+  limit.message = kind == dump::AllocatorLimit::Kind::kPoolLimit ? "pool size 59.38GiB, pool limit 59.38GiB"
+                                                                  : "XLA backend allocating";
+  return limit;
+}
+
+Report OneModule(ModuleReport m) {
+  Report report;
+  report.modules.push_back(std::move(m));
+  return report;
+}
+
+TEST(DeviceTest, TheLogsLimitDecidesOverThePresetAndTheVerdictSaysWhichFigure) {
+  DeviceRequest request;
+  request.preset = "h100-80gb";
+  // Run with XLA_PYTHON_CLIENT_MEM_FRACTION=.9: the log says so, the preset cannot.
+  const int64_t limit = static_cast<int64_t>(kH100CudaTotal * 0.9);
+  Report report = OneModule(ModuleOn("gpu", 0.75, 65036877836, 65036877836));
+  ApplyDeviceFit(**ResolveDevice(request), &report);
+  EXPECT_FALSE(report.modules[0].device_fit->fits);
+  ApplyAllocatorLimit(LogLimit(limit), &report);
+  const DeviceFit& fit = *report.modules[0].device_fit;
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.usable, limit);
+  EXPECT_EQ(fit.preset_usable, kH100BytesLimit);
+  EXPECT_EQ(fit.usable_from_log, "the log's BFCAllocator line (line 3)");
+  EXPECT_THAT(DeviceFitBudget(fit), HasSubstr(absl::StrCat("usable 71.26GiB (", limit,
+                                                           " B) from the log's BFCAllocator line (line 3), not "
+                                                           "the h100-80gb preset's 59.38GiB (63763906560 B)")));
+  EXPECT_DOUBLE_EQ(fit.fraction, static_cast<double>(limit) / kH100CudaTotal);
+}
+
+TEST(DeviceTest, TheLogsExactLimitEqualToThePresetsConfirmsIt) {
+  DeviceRequest request;
+  request.preset = "h100-80gb";
+  Report report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
+  ApplyDeviceFit(**ResolveDevice(request), &report);
+  ApplyAllocatorLimit(LogLimit(kH100BytesLimit), &report);
+  const DeviceFit& fit = *report.modules[0].device_fit;
+  EXPECT_FALSE(fit.fits);
+  EXPECT_EQ(fit.shortfall, 2097164);
+  EXPECT_THAT(DeviceFitBudget(fit), HasSubstr("usable 59.38GiB (63763906560 B) from the h100-80gb preset, "
+                                              "which the log's BFCAllocator line (line 3) confirms"));
+}
+
+TEST(DeviceTest, ARoundedLogLimitConfirmsAnExactPresetAndReplacesAnotherOne) {
+  const int64_t pool_limit = static_cast<int64_t>(59.38 * (int64_t{1} << 30) + 0.5);
+  const int64_t rounding = ((int64_t{1} << 30) + 199) / 200;
+  const auto pool = dump::AllocatorLimit::Kind::kPoolLimit;
+  // "pool limit 59.38GiB" on the H100: the preset's exact 63,763,906,560 B stands.
+  DeviceRequest h100;
+  h100.preset = "h100-80gb";
+  Report report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
+  ApplyDeviceFit(**ResolveDevice(h100), &report);
+  ApplyAllocatorLimit(LogLimit(pool_limit, rounding, pool), &report);
+  EXPECT_EQ(report.modules[0].device_fit->usable, kH100BytesLimit);
+  EXPECT_FALSE(report.modules[0].device_fit->fits);
+  EXPECT_THAT(DeviceFitBudget(*report.modules[0].device_fit),
+              HasSubstr("from the h100-80gb preset, which the log's pool limit line (line 3) confirms"));
+  // The same log against the (estimated) A100 80GB preset: the log decides.
+  DeviceRequest a100;
+  a100.preset = "a100-80gb";
+  report = OneModule(ModuleOn("gpu", 0.75, 63700000000, 63700000000));
+  ApplyDeviceFit(**ResolveDevice(a100), &report);
+  ApplyAllocatorLimit(LogLimit(pool_limit, rounding, pool), &report);
+  const DeviceFit& fit = *report.modules[0].device_fit;
+  EXPECT_EQ(fit.usable, pool_limit);
+  EXPECT_TRUE(fit.fits);
+  EXPECT_THAT(DeviceFitBudget(fit), HasSubstr("from the log's pool limit line (line 3), not the a100-80gb "
+                                              "preset's"));
+}
+
+TEST(DeviceTest, TheLogsLimitOverDeviceMemoryNamesTheFlag) {
+  DeviceRequest request;
+  request.memory = "80GiB";
+  Report report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
+  ApplyDeviceFit(**ResolveDevice(request), &report);
+  ApplyAllocatorLimit(LogLimit(kH100BytesLimit), &report);
+  EXPECT_THAT(DeviceFitBudget(*report.modules[0].device_fit),
+              HasSubstr("from the log's BFCAllocator line (line 3), not --device-memory's 60.00GiB"));
+  EXPECT_EQ(DeviceFitSource(*report.modules[0].device_fit), "");
+}
+
+TEST(DeviceTest, ALogLimitGivesAVerdictWithoutADeviceAndLeavesTpuModulesAlone) {
+  Report report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
+  report.modules.push_back(ModuleOn("tpu", 1.0, 1));
+  ApplyAllocatorLimit(LogLimit(kH100BytesLimit), &report);
+  ASSERT_TRUE(report.modules[0].device_fit.has_value());
+  const DeviceFit& fit = *report.modules[0].device_fit;
+  EXPECT_FALSE(fit.fits);
+  EXPECT_EQ(fit.usable, kH100BytesLimit);
+  EXPECT_FALSE(fit.preset_usable.has_value());
+  EXPECT_THAT(DeviceFitBudget(fit), HasSubstr("usable 59.38GiB (63763906560 B) from the log's BFCAllocator "
+                                              "line (line 3)"));
+  EXPECT_FALSE(report.modules[1].device_fit.has_value());
+  // A rounded limit the program is within: the verdict cannot be sure.
+  const int64_t rounding = ((int64_t{1} << 30) + 199) / 200;
+  report = OneModule(ModuleOn("gpu", 0.75, 63766003724, 63766003724));
+  ApplyAllocatorLimit(LogLimit(63762000000, rounding, dump::AllocatorLimit::Kind::kStatsLimit), &report);
+  ASSERT_EQ(report.modules[0].warnings.size(), 1u);
+  EXPECT_THAT(report.modules[0].warnings[0], HasSubstr("within the rounding"));
 }
 
 TEST(DeviceTest, FractionPrecedenceFlagThenNewEnvThenLegacyEnv) {
