@@ -3,7 +3,7 @@
 
   .venv-jax-cuda/bin/python tools/fit_probe_demo.py remat      # XLA:GPU remat vs device memory
   .venv-jax-tpu/bin/python tools/fit_probe_demo.py tpu-oom     # E1000 parsed
-  .venv-jax-tpu/bin/python tools/fit_probe_demo.py tpu-parallel [--jobs 2] [--batches 8,12] [--pin]
+  .venv-jax-tpu/bin/python tools/fit_probe_demo.py tpu-parallel [--jobs 2] [--batches 8,12] [--pin] [--layers 6] [--rounds 1]
 
 (the venvs of tools/gen_accel_testdata.sh). hlomem is imported from the installed package,
 or from python/ when HLOMEM_SITE names a folder holding an `hlomem` package with its _core.
@@ -99,19 +99,19 @@ def remat():
 
 def tpu_oom():
     from hlomem._probe import compile_probe
-    for batch in (8, 64):
+    for batch in (8, 128):
         fn, args, kw = transformer_step(batch, layers=2)
         r = compile_probe(fn, args, kw, "tpu-v5e:2x2")
         print("batch %d: status %s fits %s total %s oom %s (%.1fs)" % (
             batch, r["status"], r["fits"], r["total_bytes"], r["oom"], r["compile_seconds"]))
 
 
-def _child(batches, core=None):
+def _child(batches, core=None, layers=6):
     if core is not None:
         os.sched_setaffinity(0, {core})
     from hlomem._probe import compile_probe
     for b in batches:
-        fn, args, kw = transformer_step(b)
+        fn, args, kw = transformer_step(b, layers=layers)
         r = compile_probe(fn, args, kw, "tpu-v5e:2x2")
         print("  pid %d batch %d: %s, compile %.1fs" % (os.getpid(), b, r["status"],
                                                         r["compile_seconds"]), flush=True)
@@ -128,17 +128,28 @@ def _timed(cmds):
     return wall, cpu, rc
 
 
-def tpu_parallel(batches, jobs, pin):
+def tpu_parallel(batches, jobs, pin, layers, rounds):
+    for i in range(rounds):
+        print("round %d, load average %s" % (i + 1, os.getloadavg()))
+        _tpu_parallel(batches, jobs, pin, layers)
+
+
+def _tpu_parallel(batches, jobs, pin, layers):
     me = [sys.executable, os.path.abspath(__file__), "child"]
-    pin_args = (lambda i: ["--core", str(i)]) if pin else (lambda i: [])
+    extra = ["--layers", str(layers)]
+    pin_args = (lambda i: extra + ["--core", str(i)]) if pin else (lambda i: extra)
     print("sequential: one process compiles batches %s%s" % (batches, ", on core 0" if pin else ""))
-    w1, c1, _ = _timed([me + [",".join(map(str, batches))] + pin_args(0)])
+    w1, c1, rc1 = _timed([me + [",".join(map(str, batches))] + pin_args(0)])
+    if any(rc1):
+        sys.exit("the sequential run failed: %s" % rc1)
     print("  wall %.1fs, CPU %.1fs" % (w1, c1))
     print("parallel: %d processes side by side%s" % (jobs, ", one core each" if pin else ""))
     groups = [batches[i::jobs] for i in range(jobs)]
     w2, c2, rc = _timed([me + [",".join(map(str, g))] + pin_args(i)
                          for i, g in enumerate(groups) if g])
     print("  wall %.1fs, CPU %.1fs, exit codes %s" % (w2, c2, rc))
+    if any(rc):
+        sys.exit("a parallel run failed: %s" % rc)
     print("speed-up %.2fx (load average now %s)" % (w1 / w2, os.getloadavg()))
 
 
@@ -150,15 +161,18 @@ def main():
     ap.add_argument("--batches", default="8,12")
     ap.add_argument("--pin", action="store_true", help="one CPU core per process")
     ap.add_argument("--core", type=int, default=None)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=1)
     a = ap.parse_args()
     if a.what == "remat":
         remat()
     elif a.what == "tpu-oom":
         tpu_oom()
     elif a.what == "tpu-parallel":
-        tpu_parallel([int(b) for b in a.batches.split(",")], a.jobs, a.pin)
+        tpu_parallel([int(b) for b in a.batches.split(",")], a.jobs, a.pin, a.layers,
+                     a.rounds)
     else:
-        _child([int(b) for b in a.arg.split(",")], a.core)
+        _child([int(b) for b in a.arg.split(",")], a.core, a.layers)
 
 
 if __name__ == "__main__":

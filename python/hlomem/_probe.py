@@ -487,7 +487,7 @@ def _static_positions(fn, args, jit_kwargs):
     return pos
 
 
-def _key(lowered_text, dev, jit_kwargs, compiler_options, dump):
+def _key(lowered_text, dev, jit_kwargs, compiler_options, keep_hlo_text):
     h = hashlib.sha256()
     target = {k: dev.get(k) for k in ("kind", "name", "topology", "device_memory_size",
                                       "usable_bytes")}
@@ -497,7 +497,8 @@ def _key(lowered_text, dev, jit_kwargs, compiler_options, dump):
     h.update(json.dumps({"target": target, "versions": _versions(),
                          "jit": sorted((k, repr(v)) for k, v in jit_kwargs.items()),
                          "compiler_options": sorted((compiler_options or {}).items()),
-                         "dump": bool(dump)}, sort_keys=True, default=repr).encode())
+                         "hlo_text": bool(keep_hlo_text)}, sort_keys=True,
+                        default=repr).encode())
     h.update(lowered_text.encode())
     return h.hexdigest()
 
@@ -527,7 +528,7 @@ def compile_probe(fn, args, jit_kwargs=None, device=None, *, usable_bytes=None,
         read from the memory-usage report.
     cache_dir: results are kept there as JSON by the key of the lowered program, the target
         and the versions; a rerun of the same probe returns the stored result
-        ("cached": True) without compiling.
+        ("cached": True) without compiling (not with dump_to, which needs the compile).
 
     Result keys: fits (bool or None), status ("ok", "oom", "error"), error, device, kind,
     platform, device_kind, topology, total_bytes, temp_bytes, argument_bytes,
@@ -586,8 +587,8 @@ def compile_probe(fn, args, jit_kwargs=None, device=None, *, usable_bytes=None,
     res["lower_seconds"] = round(time.perf_counter() - t0, 3)
     m = re.search(r"module @([\w.\-]+)", text)
     res["module_name"] = m.group(1) if m else None
-    res["key"] = _key(text, dev, jit_kwargs, compiler_options, dump_to)
-    if cache_dir:
+    res["key"] = _key(text, dev, jit_kwargs, compiler_options, keep_hlo_text)
+    if cache_dir and not dump_to:
         path = os.path.join(cache_dir, res["key"] + ".json")
         if os.path.isfile(path):
             try:
@@ -642,7 +643,11 @@ def compile_probe(fn, args, jit_kwargs=None, device=None, *, usable_bytes=None,
     res["status"] = "ok"
     usable = res["usable_bytes"]
     if dev["kind"] == "tpu":
-        res["fits"] = True  # XLA:TPU's compile checked it against the HBM
+        # XLA:TPU's compile checked it against the HBM; a smaller budget of the caller's
+        # own is checked too.
+        res["fits"] = True
+        if usable_bytes is not None and res["total_bytes"] is not None:
+            res["fits"] = res["total_bytes"] <= usable_bytes
     else:
         if usable is None and dev["kind"] == "local":
             usable = _local_limit(jax)
