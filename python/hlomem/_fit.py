@@ -213,7 +213,7 @@ def _unpack_build(built: Any) -> Tuple[Callable, Sequence[Any], Dict[str, Any]]:
 
 
 def run_probe(build_ref: Union[str, BuildFn], settings: Dict[str, Any], device: Optional[str],
-              usable_bytes: Optional[int]) -> Dict[str, Any]:
+              usable_bytes: Optional[int], cache_dir: Optional[str] = None) -> Dict[str, Any]:
     """One probe, in whatever process the executor chose: build the program
     for `settings` and compile it. The user's own failure (a build that
     raises) is told apart from XLA's verdict."""
@@ -224,7 +224,17 @@ def run_probe(build_ref: Union[str, BuildFn], settings: Dict[str, Any], device: 
         return {"fits": None, "status": "build-error",
                 "error": "".join(traceback.format_exception_only(type(e), e)).strip()}
     from ._probe import compile_probe
-    return compile_probe(fn, args, kwargs, device=device, usable_bytes=usable_bytes)
+    return compile_probe(fn, args, kwargs, device=device, usable_bytes=usable_bytes,
+                         keep_hlo_text=True, cache_dir=cache_dir)
+
+
+def default_cache_dir() -> str:
+    """Where probe results are kept between runs: $HLOMEM_CACHE_DIR, else
+    ~/.cache/hlomem/fit (XDG_CACHE_HOME honoured)."""
+    if os.environ.get("HLOMEM_CACHE_DIR"):
+        return os.environ["HLOMEM_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "hlomem", "fit")
 
 
 ProbeFn = Callable[[Dict[str, Any]], "concurrent.futures.Future"]
@@ -523,15 +533,21 @@ def _probe_dict(probe: Probe) -> Dict[str, Any]:
 
 def what_grows(point: FrontierPoint, setting: str) -> Optional[Dict[str, Any]]:
     """The fixed and per-unit bytes, in all and by source line, from the
-    two smallest probes compiled without rematerialization (where the need
-    still grows as a line), checked against XLA's total at a third."""
+    buffers of the two largest fitting probes compiled without
+    rematerialization (where the need still grows as a line: the smallest
+    values can take other fusions), checked against XLA's total at a third."""
     linear = [p for p in point.probes if p.status in ("ok", "oom") and p.total_bytes is not None
               and p.hlo_text and not p.remat_count]
-    linear.sort(key=lambda p: p.value)
-    if len(linear) < 2 or linear[1].value == linear[0].value:
+    # Fitting probes first, largest first: closest to where the answer is used.
+    linear.sort(key=lambda p: (not p.fits, -p.value))
+    if len(linear) < 2:
+        return None
+    second, first = linear[0], linear[1]
+    if first.value > second.value:
+        first, second = second, first
+    if first.value == second.value:
         return None
     from ._analyze import analyze
-    first, second = linear[0], linear[1]
     span = second.value - first.value
 
     def by_line(probe: Probe) -> Dict[str, int]:
@@ -578,7 +594,8 @@ def _print_progress(expected: int) -> Callable[[Probe, int], None]:
 
 def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
         usable: Union[int, str, None] = None, executor: Optional[concurrent.futures.Executor] = None,
-        jobs: Optional[int] = None, progress: bool = True, **settings: Any) -> FitResult:
+        jobs: Optional[int] = None, cache: bool = True, progress: bool = True,
+        **settings: Any) -> FitResult:
     """The largest value of one setting that fits, for every combination of
     the others, by compiling the program with XLA.
 
@@ -594,14 +611,29 @@ def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
       number of lists of choices, remat=["none", "dots"].
     device: a TPU topology or chip ("tpu-v5e:2x2"), a GPU preset
       ("h100-80gb"), or None for the local devices with `usable` bytes.
+    usable: the memory to fit in (default: the device's; required on the
+      local CPU).
     executor: any concurrent.futures.Executor (a process pool by default,
-      one process per core; Dask's or Ray's for large grids).
+      one process per core, per two on TPU, whose compiles take two each;
+      Dask's or Ray's for large grids).
+    cache: keep each probe's result by its lowered program, target and
+      versions (default_cache_dir()), so that a rerun costs no compile.
     """
     from ._report import parse_bytes
     name, bounds, grid = _split_settings(settings)
     usable_bytes = parse_bytes(usable, "usable") if usable is not None else None
+    from ._probe import resolve_device
+    try:
+        target = resolve_device(device, usable_bytes=usable_bytes)
+    except ValueError as e:
+        raise Error(str(e)) from None
+    if target.get("usable_bytes") is None and target["kind"] != "tpu":
+        raise Error("fit on the local devices needs usable= (the memory to fit in, e.g. '16GiB'), "
+                    "or device= naming a chip ('v5e-16gb', 'tpu-v5e:2x2', 'h100-80gb')")
     combos = max(1, math.prod(len(v) for v in grid.values()))
-    jobs = max(1, jobs or os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    jobs = max(1, jobs or (cores // 2 if target["kind"] == "tpu" else cores))
+    cache_dir = default_cache_dir() if cache else None
     owned = None
     if executor is None:
         if _picklable(build):
@@ -613,7 +645,7 @@ def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
             jobs = 1
     start = time.monotonic()
     try:
-        frontier = search(lambda s: executor.submit(run_probe, build, s, device, usable_bytes), name,
+        frontier = search(lambda s: executor.submit(run_probe, build, s, device, usable_bytes, cache_dir), name,
                           bounds, grid, jobs, _print_progress(combos * max_compiles(bounds)) if progress else None)
     finally:
         if owned is not None:
@@ -655,7 +687,10 @@ def main(argv: Sequence[str]) -> int:
                         help="batch=1:4096 to search, remat=none,dots for choices (repeatable)")
     parser.add_argument("--device", help="tpu-v5e:2x2, v5e-16gb, h100-80gb, ... (default: local devices)")
     parser.add_argument("--usable", help="Usable memory, e.g. 16GiB (default: the device's)")
-    parser.add_argument("--jobs", type=int, default=None, help="Probes side by side (default: cores)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="Probes side by side (default: one per core, per two cores on TPU)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="Compile every probe even when an earlier run kept its result")
     parser.add_argument("--format", "-f", default="text", choices=["text", "json", "html", "markdown"])
     parser.add_argument("-o", "--output", help="Write to FILE (atomically) instead of stdout")
     parser.add_argument("--plot", help="Write the chart to FILE (.png, or .svg)")
@@ -671,7 +706,8 @@ def main(argv: Sequence[str]) -> int:
             raise Error(f"--jobs: must be at least 1, not {args.jobs}")
         build = args.build
         _load_build(build)  # a file that does not import is reported before any probe
-        result = fit(build, device=args.device, usable=args.usable, jobs=args.jobs, **settings)
+        result = fit(build, device=args.device, usable=args.usable, jobs=args.jobs,
+                     cache=not args.no_cache, **settings)
     except Error as e:
         print(f"error: {e}" if not str(e).startswith(("error:", "/")) and ": error:" not in str(e)
               else str(e), file=sys.stderr)

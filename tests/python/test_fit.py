@@ -176,3 +176,62 @@ def test_the_cli_refuses_bad_input_with_exit_2(tmp_path, capsys):
     assert _fit.main([f"{build}:build", "--set", "batch=1:8", "--usable", "1GiB", "--jobs", "1"]) == 2
     err = capsys.readouterr().err
     assert "ValueError: bad config" in err and "does not fit" not in err
+
+
+PROGRAM = '''
+import jax
+import jax.numpy as jnp
+
+def build(batch, width=256):
+    def step(w, x):
+        g = jax.grad(lambda w, x: jnp.mean(jax.nn.relu(x @ w) @ w.T))(w, x)
+        return w - 0.1 * g
+    return step, (jax.ShapeDtypeStruct((width, width), jnp.float32),
+                  jax.ShapeDtypeStruct((batch, width), jnp.float32))
+'''
+
+
+def test_real_cpu_compiles_agree_with_an_exhaustive_search(tmp_path, monkeypatch):
+    monkeypatch.setenv("HLOMEM_CACHE_DIR", str(tmp_path / "cache"))
+    program = tmp_path / "prog.py"
+    program.write_text(PROGRAM)
+    ref = f"{program}:build"
+    from hlomem import _probe
+    build = _fit._load_build(ref)
+
+    def total(batch):
+        fn, args = build(batch)
+        result = _probe.compile_probe(fn, args, usable_bytes=1 << 40)
+        assert result["status"] == "ok", result["error"]
+        return result["total_bytes"]
+
+    # A budget between the needs at batch 40 and 41: XLA's totals decide.
+    usable = (total(40) + total(41)) // 2
+    exhaustive = max(b for b in range(1, 65) if total(b) <= usable)
+    r = hlomem.fit(ref, batch=(1, 64), usable=usable, jobs=2, progress=False)
+    assert r.largest == exhaustive
+    assert 1 <= r.largest < 64
+    [point] = r.frontier
+    assert point.compiles <= _fit.max_compiles((1, 64))
+    by_value = {p.value: p for p in point.probes}
+    assert by_value[r.largest].fits and by_value[r.largest + 1].fits is False
+    assert by_value[r.largest].total_bytes == total(r.largest)
+    # What grows: two probes' buffers, checked at a third against XLA's total.
+    assert r.breakdown is not None and r.breakdown["per_unit_bytes"] > 0
+    assert abs(r.breakdown["check"]["error_percent"]) < 1.0
+    # A rerun compiles nothing.
+    again = hlomem.fit(ref, batch=(1, 64), usable=usable, jobs=2, progress=False)
+    assert again.largest == r.largest
+    assert all(p.cached for p in again.probes)
+    # The CLI's exit codes: a value fits (0); nothing fits (1).
+    assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(usable), "-o", str(tmp_path / "r.json"),
+                      "--format", "json"]) == 0
+    assert _fit.main([ref, "--set", "batch=1:64", "--usable", "16"]) == 1
+    assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(usable), "--at-least", "65"]) == 1
+
+
+def test_an_unknown_device_is_refused_before_any_compile():
+    with pytest.raises(hlomem.Error, match="unknown device 'z80'"):
+        hlomem.fit(lambda batch: None, batch=(1, 8), device="z80")
+    with pytest.raises(hlomem.Error, match="needs usable="):
+        hlomem.fit(lambda batch: None, batch=(1, 8))
