@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gtest/gtest.h"
 #include "tests/common/run_command.h"
 
@@ -78,7 +80,8 @@ std::vector<Sample> FindSamples(const std::vector<std::string>& lines) {
 }
 
 std::string RunSample(const std::string& command) {
-  const fs::path script = fs::path(::testing::TempDir()) / "docs_sample.sh";
+  const fs::path script =
+      fs::path(::testing::TempDir()) / ("hlomem_docs_sample_" + std::to_string(::getpid()) + ".sh");
   {
     std::ofstream out(script);
     out << "cd '" << kRoot.string() << "' || exit 99\n"
@@ -86,7 +89,9 @@ std::string RunSample(const std::string& command) {
         << "unset XLA_FLAGS GITHUB_ACTIONS GITHUB_WORKSPACE\n"
         << command << "\n";
   }
-  return hlomem::testing::RunCommand("bash '" + script.string() + "' 2>&1").out;
+  std::string out = hlomem::testing::RunCommand("bash '" + script.string() + "' 2>&1").out;
+  fs::remove(script);
+  return out;
 }
 
 std::vector<std::string> SplitLines(const std::string& text) {
