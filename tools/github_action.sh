@@ -9,12 +9,18 @@
 #   INPUT_FAIL_ON    detectors whose findings fail (space-separated, or "all")
 #   INPUT_DEVICE     device fit (h100-80gb, v5e-16gb, ...)
 #   INPUT_TARGET     backend rules, when the dump does not say
-#   INPUT_SARIF      write SARIF 2.1.0 to this file
+#   INPUT_SARIF      write SARIF 2.1.0: "true" to $RUNNER_TEMP/hlomem.sarif
+#                    (where action.yml uploads it from), or to a path
+#   HLOMEM           the hlomem command (action.yml: the install step's)
 # Annotations (::error file=...,line=...) go to stderr, the Markdown report
 # to $GITHUB_STEP_SUMMARY. Exit 1 when a gate or the command failed, 2 on
 # bad input.
 set -uo pipefail
 HLOMEM="${HLOMEM:-hlomem}"
+case "${INPUT_SARIF:-}" in
+  "" | false) INPUT_SARIF="" ;;
+  true) INPUT_SARIF="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/hlomem.sarif" ;;
+esac
 summary="${GITHUB_STEP_SUMMARY:-/dev/null}"
 read -r -a paths <<< "${INPUT_PATHS:-}"
 command_status=0

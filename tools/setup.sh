@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Installs everything hlomem needs to build and test on Debian 12 (bookworm).
+# Installs everything hlomem needs to build and test on Debian 12 (bookworm),
+# with apt (through sudo when not root).
+#   tools/setup.sh          the compilers, libraries and test frameworks
+#   tools/setup.sh --wheel  only what `pip install .` builds with (the
+#                           GitHub Action's install step; these packages have
+#                           the same names on Ubuntu 24.04, ubuntu-latest)
 # Safe to re-run: apt skips what is already installed.
 set -euo pipefail
 SUDO=""
@@ -12,6 +17,16 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
 )
+if [ "${1:-}" = --wheel ]; then
+  PACKAGES=(
+    cmake ninja-build g++ pkg-config zlib1g-dev
+    libabsl-dev libprotobuf-dev protobuf-compiler
+    libcli11-dev nlohmann-json3-dev
+  )
+elif [ -n "${1:-}" ]; then
+  echo "usage: tools/setup.sh [--wheel]" >&2
+  exit 2
+fi
 if [ "${HLOMEM_WITH_BROWSER:-0}" = 1 ]; then PACKAGES+=(chromium); fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -107,5 +107,5 @@ def test_repr_html_draws_the_timeline_in_chromium(gather_grad_dump, tmp_path):
     assert (width, height) == (1100, 1000)
     assert area > 20000, "the live-bytes area is not drawn"
     assert peak > 25, "the peak marker is not drawn"
-    if os.environ.get("HLOMEM_NOTEBOOK_PNG"):  # README's picture
+    if os.environ.get("HLOMEM_NOTEBOOK_PNG"):  # the picture in docs/python.md
         shutil.copy(png, os.environ["HLOMEM_NOTEBOOK_PNG"])

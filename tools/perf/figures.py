@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the README's performance table: for each HLO text file, `cat`,
+"""Print the performance table of docs/performance.md: for each HLO text file, `cat`,
 `hlomem parse` and `hlomem report --format json` side by side, and XLA's own
 parser when jaxlib is importable.
 
