@@ -31,7 +31,7 @@ import tempfile
 import time
 
 __all__ = ["compile_probe", "resolve_device", "target_devices", "count_remat", "has_plugin",
-           "parse_tpu_oom", "GPU_PRESETS", "TPU_PRESETS", "TPU_AVAILABLE_BYTES"]
+           "parse_tpu_oom", "TPU_PRESETS"]
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -75,32 +75,35 @@ _GPU_SPECS = {
     },
 }
 
-# GPU presets (the names of lib/report/device.cc): the spec XLA compiles for, and the total
-# memory CUDA reports for the card (cuDeviceTotalMem; the allocator's limit is the memory
-# fraction times it, and XLA:GPU's rematerialization starts from 80% of it).
-GPU_PRESETS = {
-    "h100-80gb": {
-        "spec": "h100_sxm", "cuda_total_bytes": 85_018_542_080, "estimate": False,
-        "source": "measured on an H100 80GB HBM3 (jax 0.11.2): the allocator's bytes_limit "
-                  "63,763,906,560 B = 0.75 x 85,018,542,080 B",
-    },
-    "a100-80gb": {
-        "spec": "a100_sxm_80", "cuda_total_bytes": 85_100_068_864, "estimate": True,
-        "source": "estimate: device_memory_size of XLA's a100_sxm_80.txtpb (what CUDA "
-                  "reported on the machine that made XLA's spec), not measured here",
-    },
-    "b200-192gb": {
-        "spec": "b200", "cuda_total_bytes": 191_514_673_152, "estimate": True,
-        "source": "estimate: device_memory_size of XLA's b200.txtpb, not measured here",
-    },
-}
+# The spec XLA compiles for, per GPU preset of lib/report/device.cc; the card's CUDA total
+# (cuDeviceTotalMem: the allocator's limit is the memory fraction times it, and XLA:GPU's
+# rematerialization starts from 80% of it) and its source come from that one table.
+_GPU_SPEC_OF_PRESET = {"h100-80gb": "h100_sxm", "a100-80gb": "a100_sxm_80", "b200-192gb": "b200"}
+
+
+def _device_table():
+    from . import _core
+    return {p["name"]: p for p in _core.device_presets()}
+
+
+def _gpu_presets():
+    table = _device_table()
+    return {name: {"spec": spec, "cuda_total_bytes": table[name]["bytes"],
+                   "estimate": table[name]["estimated"], "source": table[name]["source"]}
+            for name, spec in _GPU_SPEC_OF_PRESET.items() if name in table}
+
 
 # TPU presets -> the smallest deviceless topology of that generation.
 TPU_PRESETS = {"v4-32gb": "v4:1x1x1", "v5e-16gb": "v5e:1x1", "v5p-95gb": "v5p:1x1x1",
                "v6e-32gb": "v6e:1x1"}
-# What XLA:TPU offers one program (its E1000 messages' "available HBM"; lib/target/tpu.cc).
-TPU_AVAILABLE_BYTES = {"v4": 15 * GiB + 256 * MiB, "v5e": 15 * GiB + 768 * MiB,
-                       "v5p": 95 * GiB + 748 * MiB, "v6e": 31 * GiB + 246 * MiB}
+
+
+def _tpu_available_bytes():
+    """What XLA:TPU offers one program per generation (its E1000 messages' available HBM)."""
+    table = _device_table()
+    return {topology.split(":")[0]: table[name]["program_limit"]
+            for name, topology in TPU_PRESETS.items() if table.get(name, {}).get("program_limit")}
+
 
 DEFAULT_MEM_FRACTION = 0.75
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
@@ -185,8 +188,9 @@ def resolve_device(device, usable_bytes=None, mem_fraction=None, device_memory_s
     base, _, topo = low.partition(":")
     if base.startswith("tpu-"):
         base = base[4:]
-    if base in GPU_PRESETS:
-        p = GPU_PRESETS[base]
+    gpu_presets = _gpu_presets()
+    if base in gpu_presets:
+        p = gpu_presets[base]
         total = int(device_memory_size or p["cuda_total_bytes"])
         frac, frac_src = _mem_fraction(mem_fraction)
         return _gpu_result(base, gpu_target_config(p["spec"], total), topo or "1x1x1", total,
@@ -202,9 +206,9 @@ def resolve_device(device, usable_bytes=None, mem_fraction=None, device_memory_s
             "unknown device %r; known: None (the local devices), GPU presets %s (optionally "
             "with ':<topology>', e.g. 'h100-80gb:1x1x8'), a GPU target config file (.txtpb), "
             "TPU presets %s, or a TPU topology such as 'tpu-v5e:2x2' or 'v5p:2x2x1'"
-            % (name, ", ".join(sorted(GPU_PRESETS)), ", ".join(sorted(TPU_PRESETS))))
+            % (name, ", ".join(sorted(gpu_presets)), ", ".join(sorted(TPU_PRESETS))))
     gen = topology.split(":")[0]
-    avail = TPU_AVAILABLE_BYTES.get(gen)
+    avail = _tpu_available_bytes().get(gen)
     return {"kind": "tpu", "name": name, "topology": topology,
             "usable_bytes": usable_bytes if usable_bytes is not None else avail,
             "usable_source": ("usable_bytes argument" if usable_bytes is not None else

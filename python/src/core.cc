@@ -303,6 +303,28 @@ NB_MODULE(_core, m) {
   m.def("check", &Check, nb::arg("report"), nb::arg("max_total").none(), nb::arg("max_temp").none(),
         nb::arg("max_peak").none(), nb::arg("baseline").none(), nb::arg("tolerance"),
         nb::arg("fail_on"), nb::arg("allow_new") = false, nb::arg("contributors") = 3);
+  m.def(
+      "device_presets",
+      [] {
+        // The one table of devices (lib/report/device.cc), for fit's compiles.
+        nb::list out;
+        for (const report::DevicePreset& p : report::DevicePresets()) {
+          report::DeviceRequest request;
+          request.preset = std::string(p.name);
+          const std::optional<report::DeviceBudget> budget = ValueOrRaise(report::ResolveDevice(request));
+          nb::dict d;
+          d["name"] = std::string(p.name);
+          d["bytes"] = p.bytes;
+          d["is_gpu"] = p.is_gpu;
+          d["estimated"] = p.estimated;
+          d["source"] = std::string(p.source);
+          d["program_limit"] = budget && budget->program_limit ? nb::cast(*budget->program_limit) : nb::none();
+          out.append(d);
+        }
+        return out;
+      },
+      "Every --device preset: name, bytes (a GPU's CUDA total, a TPU's HBM), is_gpu, estimated, "
+      "source, program_limit (what a TPU offers one program).");
   m.def("parse_bytes",
         [](const std::string& text) { return ValueOrRaise(hlomem::ParseByteSize(text)); },
         nb::arg("text"), "\"80GiB\", \"1.5e9\" -> bytes, as the CLI reads sizes.");
