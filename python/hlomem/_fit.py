@@ -38,6 +38,9 @@ class Probe:
     status: str               # "ok", "oom" (XLA said it does not fit), "error", "build-error"
     error: str = ""
     total_bytes: Optional[int] = None
+    # What XLA says the program needs: its total, or for an out-of-memory
+    # compile the figure of its error (E1000's "required", to its rounding).
+    needed_bytes: Optional[int] = None
     temp_bytes: Optional[int] = None
     usable_bytes: Optional[int] = None
     memory_spaces: Dict[str, int] = field(default_factory=dict)
@@ -52,7 +55,9 @@ class Probe:
     def from_result(cls, settings: Dict[str, Any], value: int, result: Dict[str, Any]) -> "Probe":
         return cls(settings=dict(settings), value=value, fits=result.get("fits"),
                    status=result.get("status", "error"), error=result.get("error") or "",
-                   total_bytes=result.get("total_bytes"), temp_bytes=result.get("temp_bytes"),
+                   total_bytes=result.get("total_bytes"),
+                   needed_bytes=result.get("total_bytes") or (result.get("oom") or {}).get("required_bytes"),
+                   temp_bytes=result.get("temp_bytes"),
                    usable_bytes=result.get("usable_bytes"),
                    memory_spaces=dict(result.get("memory_spaces") or {}),
                    compile_seconds=float(result.get("compile_seconds") or 0.0),
@@ -396,7 +401,9 @@ class FitResult:
                 gflop = f"{p.flops / 1e9:.2f}" if p.flops is not None else "-"
                 remat = "-" if p.remat_count is None else str(p.remat_count)
                 seconds = "cached" if p.cached else f"{p.compile_seconds:.1f}s"
-                lines.append(f"  {p.value:>10}  {fits:>5}  {_human(p.total_bytes):>10}  "
+                need = _human(p.total_bytes) if p.total_bytes is not None else (
+                    f"~{_human(p.needed_bytes)}" if p.needed_bytes is not None else "-")
+                lines.append(f"  {p.value:>10}  {fits:>5}  {need:>10}  "
                              f"{_human(p.temp_bytes):>10}  {_human(p.usable_bytes):>10}  {remat:>5}  "
                              f"{gflop:>9}  {seconds:>8}")
         if self.breakdown:
@@ -425,12 +432,12 @@ class FitResult:
     def svg(self, width: int = 640, height: int = 320) -> str:
         """Memory against the setting: each probe (filled: fits), the usable
         line, one series per combination."""
-        points = [p for p in self.probes if p.total_bytes is not None]
+        points = [p for p in self.probes if p.needed_bytes is not None]
         if not points:
             return ""
         xs = [p.value for p in points]
         usable = [p.usable_bytes for p in self.probes if p.usable_bytes]
-        ys = [p.total_bytes for p in points] + usable
+        ys = [p.needed_bytes for p in points] + usable
         x0, x1 = min(xs), max(xs)
         y1 = max(ys) * 1.08
         left, right, top, bottom = 70, 20, 20, 40
@@ -461,15 +468,15 @@ class FitResult:
                        f'usable {_human(u)}</text>')
         for i, point in enumerate(self.frontier):
             color = colors[i % len(colors)]
-            series = [p for p in point.probes if p.total_bytes is not None]
-            path = " ".join(f"{sx(p.value):.1f},{sy(p.total_bytes):.1f}" for p in series)
+            series = [p for p in point.probes if p.needed_bytes is not None]
+            path = " ".join(f"{sx(p.value):.1f},{sy(p.needed_bytes):.1f}" for p in series)
             if len(series) > 1:
                 out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-opacity="0.5"/>')
             for p in series:
                 fill = color if p.fits else "white"
-                out.append(f'<circle cx="{sx(p.value):.1f}" cy="{sy(p.total_bytes):.1f}" r="4" '
+                out.append(f'<circle cx="{sx(p.value):.1f}" cy="{sy(p.needed_bytes):.1f}" r="4" '
                            f'fill="{fill}" stroke="{color}"><title>{html.escape(self.setting)}={p.value}: '
-                           f'{_human(p.total_bytes)}{" fits" if p.fits else " does not fit"}</title></circle>')
+                           f'{_human(p.needed_bytes)}{" fits" if p.fits else " does not fit"}</title></circle>')
             if self.frontier and (point.choices or len(self.frontier) > 1):
                 label = ", ".join(f"{k}={v}" for k, v in point.choices.items())
                 out.append(f'<text x="{left + 8}" y="{top + 12 + 14 * i}" fill="{color}">'
@@ -503,20 +510,20 @@ class FitResult:
                         "(pip install matplotlib), or SVG for a path ending in .svg") from None
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for point in self.frontier:
-            series = [p for p in point.probes if p.total_bytes is not None]
+            series = [p for p in point.probes if p.needed_bytes is not None]
             label = ", ".join(f"{k}={v}" for k, v in point.choices.items()) or self.setting
-            line, = ax.plot([p.value for p in series], [p.total_bytes / 2**30 for p in series], alpha=0.5,
+            line, = ax.plot([p.value for p in series], [p.needed_bytes / 2**30 for p in series], alpha=0.5,
                             label=label)
-            ax.scatter([p.value for p in series if p.fits], [p.total_bytes / 2**30 for p in series if p.fits],
+            ax.scatter([p.value for p in series if p.fits], [p.needed_bytes / 2**30 for p in series if p.fits],
                        color=line.get_color())
             ax.scatter([p.value for p in series if not p.fits],
-                       [p.total_bytes / 2**30 for p in series if not p.fits], facecolors="white",
+                       [p.needed_bytes / 2**30 for p in series if not p.fits], facecolors="white",
                        edgecolors=line.get_color())
         usable = [p.usable_bytes for p in self.probes if p.usable_bytes]
         if usable:
             ax.axhline(min(usable) / 2**30, color="#d62728", linestyle="--", label="usable")
         ax.set_xlabel(self.setting)
-        ax.set_ylabel("XLA's total (GiB)")
+        ax.set_ylabel("XLA's need (GiB)")
         ax.legend()
         fig.tight_layout()
         tmp = f"{path}.tmp{os.getpid()}"
@@ -582,7 +589,8 @@ def _print_progress(expected: int) -> Callable[[Probe, int], None]:
         settings = " ".join(f"{k}={v}" for k, v in probe.settings.items())
         if probe.status in ("ok", "oom"):
             verdict = "fits" if probe.fits else "does not fit"
-            figures = f"{_human(probe.total_bytes)} of {_human(probe.usable_bytes)}"
+            need = probe.total_bytes if probe.total_bytes is not None else probe.needed_bytes
+            figures = f"{_human(need)} of {_human(probe.usable_bytes)}"
         else:
             verdict = probe.status
             figures = (probe.error.splitlines() or [""])[-1][:120]
