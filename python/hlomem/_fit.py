@@ -409,7 +409,7 @@ class FitResult:
         if self.breakdown:
             b = self.breakdown
             lines.append("")
-            lines.append(f"What grows with {self.setting} (from the buffers of the probes at "
+            lines.append(f"What grows with {self.setting} (the buffers live at the peak of the probes at "
                          f"{b['probes'][0]} and {b['probes'][1]}):")
             lines.append(f"  fixed {_human(b['fixed_bytes'])} + {_human(b['per_unit_bytes'])} per "
                          f"{self.setting}")
@@ -417,9 +417,10 @@ class FitResult:
                 c = b["check"]
                 lines.append(f"  at {self.setting}={c['value']}: predicted {_human(c['predicted_bytes'])}, "
                              f"XLA {_human(c['xla_bytes'])} ({c['error_percent']:+.2f}%)")
+            lines.append(f"  {'per ' + self.setting:>12}  {'at ' + str(b['probes'][1]):>10}  source line")
             for row in b["by_line"][:8]:
-                lines.append(f"  {_human(row['per_unit_bytes']):>10}/unit  {_human(row['fixed_bytes']):>10} "
-                             f"fixed  {row['source'] or '(no source line)'}")
+                lines.append(f"  {_human(row['per_unit_bytes']):>12}  {_human(row['bytes_at_second']):>10}  "
+                             f"{row['source'] or '(no source line)'}")
         lines.append("")
         lines.append(f"{len(self.probes)} probes, {sum(1 for p in self.probes if not p.cached)} compiles, "
                      f"{self.wall_seconds:.1f}s")
@@ -521,7 +522,19 @@ class FitResult:
                        edgecolors=line.get_color())
         usable = [p.usable_bytes for p in self.probes if p.usable_bytes]
         if usable:
-            ax.axhline(min(usable) / 2**30, color="#d62728", linestyle="--", label="usable")
+            limit = min(usable)
+            ax.axhline(limit / 2**30, color="#d62728", linestyle="--", label="usable")
+            # Zoom on the limit: probes far above it only say "no".
+            near = [p.value for p in self.probes if p.needed_bytes is not None and p.needed_bytes <= 1.6 * limit]
+            if near:
+                ax.set_ylim(0, 1.6 * limit / 2**30)
+                ax.set_xlim(min(near) - 0.02 * max(near), 1.15 * max(near))
+        for point in self.frontier:
+            if point.largest is not None:
+                fit = next(p for p in point.probes if p.value == point.largest)
+                if fit.needed_bytes is not None:
+                    ax.annotate(f"{point.largest}", (fit.value, fit.needed_bytes / 2**30),
+                                textcoords="offset points", xytext=(-6, 8), ha="right")
         ax.set_xlabel(self.setting)
         ax.set_ylabel("XLA's need (GiB)")
         ax.legend()
@@ -539,8 +552,8 @@ def _probe_dict(probe: Probe) -> Dict[str, Any]:
 
 
 def what_grows(point: FrontierPoint, setting: str) -> Optional[Dict[str, Any]]:
-    """The fixed and per-unit bytes, in all and by source line, from the
-    buffers of the two largest fitting probes compiled without
+    """The fixed and per-unit bytes, in all and by source line (the buffers
+    live at the peak), from the two largest fitting probes compiled without
     rematerialization (where the need still grows as a line: the smallest
     values can take other fusions), checked against XLA's total at a third."""
     linear = [p for p in point.probes if p.status in ("ok", "oom") and p.total_bytes is not None
@@ -558,18 +571,17 @@ def what_grows(point: FrontierPoint, setting: str) -> Optional[Dict[str, Any]]:
     span = second.value - first.value
 
     def by_line(probe: Probe) -> Dict[str, int]:
-        sums: Dict[str, int] = {}
-        for b in analyze(probe.hlo_text).buffers:
-            key = str(b.source) if b.source else (b.op_name or b.instruction)
-            sums[key] = sums.get(key, 0) + b.bytes
-        return sums
+        # Bytes live at the peak per source line: they sum to the peak, where
+        # all buffers would count memory that XLA reuses several times.
+        return {row.key: row.bytes for row in analyze(probe.hlo_text).by_line}
 
     a, b = by_line(first), by_line(second)
     rows = []
     for key in set(a) | set(b):
         per_unit = (b.get(key, 0) - a.get(key, 0)) / span
         rows.append({"source": key, "per_unit_bytes": round(per_unit),
-                     "fixed_bytes": round(a.get(key, 0) - per_unit * first.value)})
+                     "fixed_bytes": round(a.get(key, 0) - per_unit * first.value),
+                     "bytes_at_second": b.get(key, 0)})
     rows.sort(key=lambda r: (-abs(r["per_unit_bytes"]), -r["fixed_bytes"], r["source"]))
     per_unit_total = (second.total_bytes - first.total_bytes) / span
     fixed_total = first.total_bytes - per_unit_total * first.value
