@@ -182,6 +182,8 @@ Json OomJson(const OomExplanation& oom) {
   }
   j["device_bytes_source"] = oom.device_bytes_source;
   j["agrees"] = oom.agrees;
+  j["matched_by"] = oom.matched_by;
+  j["also_matching"] = oom.also_matching;
   if (e.allocator_limit) {
     j["allocator_limit"] = {{"bytes", e.allocator_limit->bytes},
                             {"rounding_bytes", e.allocator_limit->rounding_bytes},

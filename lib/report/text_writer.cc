@@ -574,6 +574,13 @@ void AppendUnmatched(const dump::XlaOomError& e, bool have_dump, const Report& r
   absl::StrAppend(out, "  ", style.Dim(e.message), "\n");
   for (const std::string& line : OomLines(alone)) absl::StrAppend(out, "  ", line, "\n");
   AppendListing(e, style, out);
+  if (have_dump && e.module_name.empty() && e.needed_bytes && !dump::IsCompileTime(e.kind)) {
+    absl::StrAppend(out, "  no module of the dump (", report.modules.size(),
+                    ") has a temp allocation or a total of ", HumanAndExact(*e.needed_bytes),
+                    ": the allocation is one buffer of a program, or the dump is not of the run that "
+                    "failed (`hlomem report` lists the modules' buffers)\n");
+    return;
+  }
   if (have_dump) {
     std::vector<std::string> names;
     for (const ModuleReport& m : report.modules) names.push_back(m.name);
