@@ -177,9 +177,23 @@ void CheckFindings(const ModuleReport& m, const CheckOptions& options, CheckResu
     v.module = m.name;
     v.rule = f.detector;
     v.value = f.bytes;
-    v.message = absl::StrCat(m.name, ": [", f.detector, "] ", f.message, " (", HumanBytes(f.bytes),
-                             " at stake; --fail-on ", f.detector, ")");
-    v.contributors.push_back({f.bytes, f.op_name, "", f.source_file, f.source_line});
+    v.message = absl::StrCat(m.name, ": [", f.detector, "] ", detect::Summary(f),
+                             options.python_names ? " (fail_on=\"" : " (--fail-on ", f.detector,
+                             options.python_names ? "\")" : ")");
+    v.details = f.message;
+    // The finding's own buffers, each with its size (not the finding's).
+    std::vector<size_t> indices;
+    for (size_t k = 0; k < m.rows.size(); ++k) {
+      if (std::find(f.instructions.begin(), f.instructions.end(), m.rows[k].instruction) !=
+          f.instructions.end()) {
+        indices.push_back(k);
+      }
+    }
+    v.contributors = LargestRows(m, std::move(indices), options.contributors);
+    if (v.contributors.empty()) {
+      v.contributors.push_back({f.bytes, absl::StrCat("the finding's ", f.detector), "", f.source_file,
+                                f.source_line});
+    }
     v.source_file = f.source_file;
     v.source_line = f.source_line;
     result->violations.push_back(std::move(v));
@@ -334,6 +348,7 @@ std::string GithubAnnotations(const CheckResult& result, const Report& report,
     if (errors == cap) continue;
     ++errors;
     std::string message = v.message;
+    if (!v.details.empty()) absl::StrAppend(&message, "\n", v.details);
     for (const Contributor& c : v.contributors) {
       absl::StrAppend(&message, "\n", HumanBytes(c.bytes), "  ", c.label);
       if (!c.source_file.empty()) absl::StrAppend(&message, "  ", c.source_file, ":", c.source_line);
@@ -353,7 +368,9 @@ std::string GithubAnnotations(const CheckResult& result, const Report& report,
       }
       ++warnings;
       emit("warning", f.source_file, f.source_line, absl::StrCat("hlomem ", f.detector),
-           absl::StrCat(m.name, ": ", f.message, " (", HumanBytes(f.bytes), ")",
+           absl::StrCat(m.name, ": ",
+                        f.summary.empty() ? absl::StrCat(f.message, " (", HumanBytes(f.bytes), ")")
+                                          : absl::StrCat(f.summary, "\n", f.message),
                         f.suggestion.empty() ? "" : absl::StrCat("\nfix: ", f.suggestion)));
     }
   }

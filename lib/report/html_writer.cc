@@ -144,7 +144,7 @@ void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_v
   absl::StrAppend(out, "<ol class=findings>\n");
   for (const detect::Finding& f : findings) {
     absl::StrAppend(out, "<li><span class=\"tag ", Html(detect::SeverityName(f.severity)), "\">",
-                    Html(f.detector), "</span> <b>", HumanBytes(f.bytes), "</b>");
+                    Html(f.detector), "</span> <b>", Html(f.summary.empty() ? HumanBytes(f.bytes) : f.summary), "</b>");
     if (!f.source_file.empty()) {
       absl::StrAppend(out, " at <code>", Html(f.source_file), ":", f.source_line, "</code>");
     }

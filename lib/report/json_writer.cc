@@ -97,6 +97,7 @@ Json FindingJson(const detect::Finding& f) {
   j["detector"] = f.detector;
   j["severity"] = std::string(detect::SeverityName(f.severity));
   j["bytes"] = f.bytes;
+  j["summary"] = detect::Summary(f);
   j["message"] = f.message;
   j["suggestion"] = f.suggestion;
   j["instructions"] = f.instructions;
@@ -377,6 +378,9 @@ detect::Finding ReadFinding(const Json& j) {
   if (j.contains("instructions")) f.instructions = j["instructions"].get<std::vector<std::string>>();
   ReadSource(j, &f.source_file, &f.source_line);
   f.op_name = StringOr(j, "op_name");
+  // A detector's own summary; one derived from the message stays derived.
+  const std::string summary = StringOr(j, "summary");
+  if (summary != detect::Summary(f)) f.summary = summary;
   return f;
 }
 

@@ -315,7 +315,7 @@ void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_v
     const std::string tag = absl::StrCat("[", f.detector, "]");
     absl::StrAppend(out, absl::StrFormat("  %2d. ", ++n),
                     f.severity == detect::Severity::kError ? style.Red(tag) : style.Yellow(tag), " ",
-                    HumanBytes(f.bytes));
+                    f.summary.empty() ? HumanBytes(f.bytes) : f.summary);
     if (!f.source_file.empty()) absl::StrAppend(out, " at ", f.source_file, ":", f.source_line);
     out->append("\n");
     AppendWrapped(f.message, "      ", width, out);
@@ -542,7 +542,8 @@ void AppendRankedFixes(const ModuleReport& m, int width, const Style& style, std
   for (const RankedFix& fix : fixes) {
     const detect::Finding& f = *fix.finding;
     absl::StrAppend(out, absl::StrFormat("  %2d. ", ++n), style.Yellow(absl::StrCat("[", f.detector, "]")),
-                    " ", HumanBytes(f.bytes), fix.at_peak ? " at the peak" : " (not live at the peak)");
+                    " ", f.summary.empty() ? HumanBytes(f.bytes) : f.summary,
+                    fix.at_peak ? " at the peak" : " (not live at the peak)");
     if (!f.source_file.empty()) absl::StrAppend(out, " at ", f.source_file, ":", f.source_line);
     out->append("\n");
     AppendWrapped(f.message, "      ", width, out);

@@ -152,13 +152,14 @@ class Finding:
     instructions: List[str]
     source: Optional[Source]
     op_name: str
+    summary: str = ""  # one line, the bytes first; `message` has the details
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "Finding":
         return cls(obj["detector"], obj.get("severity", ""), int(obj.get("bytes", 0)),
                    obj.get("message", ""), obj.get("suggestion", ""),
                    list(obj.get("instructions") or []), _source(obj.get("source")),
-                   obj.get("op_name", ""))
+                   obj.get("op_name", ""), obj.get("summary", ""))
 
 
 @dataclasses.dataclass(frozen=True)
