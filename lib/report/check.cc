@@ -59,7 +59,7 @@ std::vector<Contributor> GrowthContributors(const ModuleDiff& diff, int count) {
   for (const BufferChange& c : diff.changes) {
     if (static_cast<int>(out.size()) == count) break;
     if (c.delta() <= 0) continue;
-    Contributor x{c.delta(), c.op_name, c.shape, "", 0};
+    Contributor x{c.delta(), c.op_name, c.ShapeShown(), "", 0};
     // c.source is "file:line"; split it back for annotations.
     const size_t colon = c.source.rfind(':');
     int64_t line = 0;
@@ -100,7 +100,8 @@ void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64
   // live bytes is hlomem's alone.
   const bool by_xla = m.xla.has_value() && metric != Metric::kPeakLive;
   const int64_t value = MetricValue(by_xla ? *m.xla : *m.computed, metric);
-  const std::string flag = absl::StrCat("--max-", MetricRule(metric));
+  const std::string flag = options.python_names ? absl::StrCat("max_", MetricRule(metric))
+                                                : absl::StrCat("--max-", MetricRule(metric));
   const absl::string_view whose = by_xla ? " (XLA's)" : "";
   if (value <= *limit) {
     result->passes.push_back(absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanBytes(value),
@@ -151,9 +152,9 @@ void CheckBaseline(const Report& report, const ModuleReport& m, const ModulePair
     v.value = now;
     v.limit = limit;
     v.message = absl::StrFormat(
-        "%s: %s grew %s over the baseline, %s -> %s (+%.2f%%, --tolerance %g%%)", m.name,
-        MetricName(metric), HumanBytes(now - before), HumanAndExact(before), HumanAndExact(now), growth,
-        options.tolerance_percent);
+        "%s: %s grew %s over the baseline, %s -> %s (+%.2f%%, %s %g%%)", m.name, MetricName(metric),
+        HumanBytes(now - before), HumanAndExact(before), HumanAndExact(now), growth,
+        options.python_names ? "tolerance" : "--tolerance", options.tolerance_percent);
     if (!diff) diff = DiffReports(*options.baseline, report);
     for (const ModuleDiff& d : diff->modules) {
       if (d.b == &m) v.contributors = GrowthContributors(d, options.contributors);

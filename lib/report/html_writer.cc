@@ -226,7 +226,7 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::st
   absl::StrAppend(out, "</table>\n");
   if (m.profile.live_at_peak.size() > RowsIn(groups)) {
     absl::StrAppend(out, "<p class=dim>", m.profile.live_at_peak.size() - RowsIn(groups),
-                    " more; --top N shows more</p>\n");
+                    " more; ", TopHint(options), " shows more</p>\n");
   }
 }
 
@@ -461,7 +461,7 @@ std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options) {
                       "</td><td class=num>", HumanBytes(c.bytes_a), "</td><td class=num>",
                       HumanBytes(c.bytes_b), "</td><td>", ChangeKindName(c.change),
                       c.at_peak_b ? " (at peak)" : "", "</td><td>", Html(c.kind), "</td><td><code>",
-                      Html(c.shape), "</code></td><td><code>", Html(c.op_name), "</code></td><td><code>",
+                      Html(c.ShapeShown()), "</code></td><td><code>", Html(c.op_name), "</code></td><td><code>",
                       Html(c.SourceShown()), "</code></td></tr>\n");
     }
     absl::StrAppend(&body, "</table>\n");

@@ -582,6 +582,7 @@ std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
       x["count_b"] = c.count_b;
       x["kind"] = c.kind;
       x["shape"] = c.shape;
+      x["shape_from"] = c.shape_from;
       x["op_name"] = c.op_name;
       x["source"] = c.source;
       x["moved_from"] = c.moved_from;

@@ -9,7 +9,7 @@ import html
 import json
 import os
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 
@@ -522,7 +522,9 @@ class Report:
         if not result.passed and raise_on_failure:
             message = result.text
             if base is not None:
-                message += "\n" + Diff(base, self, top=5).text
+                where = f" {os.fspath(baseline)}" if isinstance(baseline, (str, os.PathLike)) else ""
+                message += "\n" + Diff(base, self, top=5,
+                                       labels=(f"the baseline{where}", "this run")).text
             raise CheckFailed(message, violations, result)
         return result
 
@@ -540,12 +542,16 @@ for _name in _MODULE_ATTRIBUTES:
 class Diff:
     """What changed between two reports; str() is `hlomem diff`'s text."""
 
-    def __init__(self, a: Report, b: Report, top: int = 10):
+    def __init__(self, a: Report, b: Report, top: int = 10,
+                 labels: Optional[Tuple[str, str]] = None):
+        """labels: what to call A and B ("baseline", "current") instead of
+        their files, which for a compiled program say nothing."""
         self.a, self.b, self._top = a, b, top
-        self.text = _core.diff(a._handle, b._handle, "text", top)
+        self._labels = labels or ("", "")
+        self.text = self.write("text")
 
     def write(self, format: str = "text") -> str:
-        return _core.diff(self.a._handle, self.b._handle, format, self._top)
+        return _core.diff(self.a._handle, self.b._handle, format, self._top, *self._labels)
 
     def to_dict(self) -> Dict[str, Any]:
         return json.loads(self.write("json"))
