@@ -568,8 +568,21 @@ def _inline_html(page: str) -> str:
     so that its script runs and its styles stay inside it (Jupyter, VS Code
     and Colab all insert cell HTML into their own page)."""
     return ('<iframe srcdoc="' + html.escape(page, quote=True) +
-            '" style="width:100%;height:860px;border:1px solid #ddd" '
-            'sandbox="allow-scripts"></iframe>')
+            f'" style="width:100%;height:{_page_height(page)}px;border:1px solid #ddd" '
+            'sandbox="allow-scripts allow-same-origin" '
+            # Fits the content where the notebook runs handlers; the height
+            # estimated from the sections stands where it does not.
+            'onload="try{this.style.height=(this.contentDocument.documentElement.scrollHeight+24)'
+            '+\'px\'}catch(e){}"></iframe>')
+
+
+def _page_height(page: str) -> int:
+    """A generous height for the report page, in pixels, from what it
+    holds: table rows, findings, headings and each module's two charts (the
+    lifetimes chart has up to 40 bars)."""
+    modules = page.count("class=timeline")
+    return (80 + 26 * page.count("<tr") + 90 * page.count("<li") + 44 * page.count("<h3")
+            + 56 * page.count("<h2") + modules * (380 + 40 * 14 + 110))
 
 
 def _size(m: Module) -> int:

@@ -130,6 +130,11 @@ def test_repr_html_is_embeddable(gather_grad_dump):
     html = hlomem.analyze(gather_grad_dump)._repr_html_()
     assert html.startswith("<iframe")
     assert "srcdoc=" in html and "<script" not in html  # the page is escaped inside srcdoc
+    # Tall enough for every section (not a fixed 860 px), and fitted on load.
+    import re
+    height = int(re.search(r"width:100%;height:(\d+)px", html).group(1))
+    assert height > 860, height
+    assert "scrollHeight" in html
 
 
 def test_console_script_is_the_cli(gather_grad_dump, tmp_path):
