@@ -582,6 +582,17 @@ std::string DumpDirFromEnvironment() {
   return !dir.empty() && ::access(dir.c_str(), R_OK) == 0 ? dir : "";
 }
 
+// 1 when a dump was given and no error of the log could be tied to one of
+// its modules: nothing was explained.
+int ExplainedStatus(const hlomem::report::Report& report, const ReportFlags& flags) {
+  if (flags.paths.empty()) return kExitOk;
+  for (const hlomem::report::ModuleReport& m : report.modules) {
+    if (m.oom) return kExitOk;
+  }
+  std::fprintf(stderr, "hlomem explain: no module of the dump matches the error; nothing explained\n");
+  return kExitGateFailed;
+}
+
 // `explain`'s work on errors already read; `origin` names them in warnings.
 int ExplainErrors(std::vector<hlomem::dump::XlaOomError> errors, const std::string& origin,
                   ReportFlags flags) {
@@ -612,11 +623,13 @@ int ExplainErrors(std::vector<hlomem::dump::XlaOomError> errors, const std::stri
     for (const hlomem::dump::XlaOomError& e : unmatched) {
       report.warnings.push_back(UnmatchedErrorWarning(origin, e));
     }
-    return Emit(hlomem::report::WriteJson(report, MakeWriteOptions(flags)), flags.output);
+    const int emitted = Emit(hlomem::report::WriteJson(report, MakeWriteOptions(flags)), flags.output);
+    return emitted != kExitOk ? emitted : ExplainedStatus(report, flags);
   }
-  return Emit(hlomem::report::WriteExplainText(report, unmatched, !flags.paths.empty(),
-                                               MakeWriteOptions(flags)),
-              flags.output);
+  const int emitted = Emit(hlomem::report::WriteExplainText(report, unmatched, !flags.paths.empty(),
+                                                            MakeWriteOptions(flags)),
+                           flags.output);
+  return emitted != kExitOk ? emitted : ExplainedStatus(report, flags);
 }
 
 int RunExplain(const std::string& error_path, const ReportFlags& flags) {

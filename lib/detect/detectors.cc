@@ -1,7 +1,10 @@
 #include "lib/detect/detectors.h"
 
 #include <algorithm>
+#include <string>
 
+#include "absl/strings/str_cat.h"
+#include "lib/base/bytes.h"
 #include "lib/detect/detector_list.h"
 
 namespace hlomem::detect {
@@ -72,6 +75,30 @@ constexpr DetectorInfo kDetectors[] = {
 }  // namespace
 
 absl::Span<const DetectorInfo> Detectors() { return kDetectors; }
+
+std::string Summary(const Finding& f) {
+  if (!f.summary.empty()) return f.summary;
+  // The first clause: up to ". ", ": " or "; " outside parentheses.
+  const std::string& text = f.message;
+  size_t end = text.size();
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    if (depth == 0 && (c == '.' || c == ':' || c == ';') && (i + 1 == text.size() || text[i + 1] == ' ')) {
+      end = i;
+      break;
+    }
+  }
+  std::string clause = text.substr(0, end);
+  constexpr size_t kMax = 100;
+  if (clause.size() > kMax) {
+    const size_t space = clause.rfind(' ', kMax);
+    clause = clause.substr(0, space == std::string::npos ? kMax : space) + " ...";
+  }
+  return clause.empty() ? HumanBytes(f.bytes) : absl::StrCat(HumanBytes(f.bytes), ": ", clause);
+}
 
 std::vector<Finding> RunDetectors(const DetectorInput& input, const DetectOptions& options) {
   std::vector<Finding> findings;

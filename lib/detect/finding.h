@@ -20,7 +20,10 @@ struct Finding {
   Severity severity = Severity::kWarning;
   // What fixing it would save, in the module's peak or total, in bytes.
   int64_t bytes = 0;
-  std::string message;     // what is wasted, in one or two sentences
+  // One line, the bytes first ("2.55MiB: 6 entry parameters of train_step
+  // are not donated"); "" when the detector wrote none (Summary derives it).
+  std::string summary;
+  std::string message;     // what is wasted, the details
   std::string suggestion;  // what to try, concrete for JAX users
   // Instruction names along the chain, producer first.
   std::vector<std::string> instructions;
@@ -28,6 +31,10 @@ struct Finding {
   int64_t source_line = 0;
   std::string op_name;
 };
+
+// The finding in one line, its bytes first: `summary` when set, else the
+// message's first clause (to about 120 characters) after the bytes.
+std::string Summary(const Finding& f);
 
 }  // namespace hlomem::detect
 

@@ -13,8 +13,10 @@
 // parameter, summed over the module (one finding): the output allocations
 // donation removes. For an unused donation, the donated parameter's size.
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/bytes.h"
 #include "lib/detect/context.h"
@@ -71,6 +73,25 @@ bool CanOverwrite(const Context& ctx, const Candidate& c, InstrId writer, ValueI
 std::string ArgumentName(const std::string& op_name) {
   const size_t end = op_name.find_first_of("[.");
   return op_name.substr(0, end);
+}
+
+// The line that calls the jitted function the module is named after
+// ("jit_train_step": the caller of a frame of train_step), from the
+// StackFrames tables; nullopt without them or such a frame. Donation is
+// decided there, not on the lines inside the step.
+std::optional<hlo::StackEntry> JitCallSite(const hlo::Module& m) {
+  absl::string_view function = m.name;
+  if (!absl::ConsumePrefix(&function, "jit_") || function.empty()) return std::nullopt;
+  const int64_t frames = static_cast<int64_t>(m.stack_frames.frames.size());
+  for (int64_t frame = 1; frame <= frames; ++frame) {
+    const std::optional<hlo::StackEntry> entry = m.FrameOf(frame);
+    if (!entry || entry->function != function) continue;
+    const std::optional<hlo::StackEntry> caller = m.FrameOf(m.ParentFrame(frame));
+    if (caller && caller->function != function && !caller->library && !caller->file.empty()) {
+      return caller;
+    }
+  }
+  return std::nullopt;
 }
 
 void DetectUnusedDonations(const Context& ctx, std::vector<Finding>* findings) {
@@ -179,7 +200,21 @@ void DetectMissedDonations(const DetectorInput& input, int64_t /*min_bytes*/,
   Finding f = ctx.MakeFinding(kName, bytes, anchor);
   // Whether the caller still needs the inputs is not in the dump.
   f.severity = std::min(f.severity, Severity::kWarning);
+  // Donation is the jitted function's call's choice: point there.
+  const std::optional<hlo::StackEntry> call = JitCallSite(m);
+  if (call) {
+    f.source_file = std::string(call->file);
+    f.source_line = call->line;
+  }
+  absl::string_view function = m.name;
+  absl::ConsumePrefix(&function, "jit_");
+  f.summary = absl::StrCat(
+      HumanBytes(bytes), ": ", count, count == 1 ? " input" : " inputs", " of ", function,
+      " not donated", arguments.empty() ? "" : absl::StrCat(" (", absl::StrJoin(arguments, ", "), ")"),
+      ", so ", count == 1 ? "its output is" : "their outputs are", " allocated beside ",
+      count == 1 ? "it" : "them");
   f.message = absl::StrCat(
+      call ? absl::StrCat(function, " is called at ", call->file, ":", call->line, ". ") : "",
       count, count == 1 ? " entry parameter is" : " entry parameters are",
       " not donated though an output of the same shape and layout is computed from it by its "
       "last reader, so both are allocated (", HumanBytes(bytes), "): ", absl::StrJoin(pairs, "; "),

@@ -59,7 +59,7 @@ std::vector<Contributor> GrowthContributors(const ModuleDiff& diff, int count) {
   for (const BufferChange& c : diff.changes) {
     if (static_cast<int>(out.size()) == count) break;
     if (c.delta() <= 0) continue;
-    Contributor x{c.delta(), c.op_name, c.shape, "", 0};
+    Contributor x{c.delta(), c.op_name, c.ShapeShown(), "", 0};
     // c.source is "file:line"; split it back for annotations.
     const size_t colon = c.source.rfind(':');
     int64_t line = 0;
@@ -100,7 +100,8 @@ void CheckBudget(const ModuleReport& m, Metric metric, const std::optional<int64
   // live bytes is hlomem's alone.
   const bool by_xla = m.xla.has_value() && metric != Metric::kPeakLive;
   const int64_t value = MetricValue(by_xla ? *m.xla : *m.computed, metric);
-  const std::string flag = absl::StrCat("--max-", MetricRule(metric));
+  const std::string flag = options.python_names ? absl::StrCat("max_", MetricRule(metric))
+                                                : absl::StrCat("--max-", MetricRule(metric));
   const absl::string_view whose = by_xla ? " (XLA's)" : "";
   if (value <= *limit) {
     result->passes.push_back(absl::StrCat(m.name, ": ", MetricName(metric), " ", HumanBytes(value),
@@ -151,9 +152,9 @@ void CheckBaseline(const Report& report, const ModuleReport& m, const ModulePair
     v.value = now;
     v.limit = limit;
     v.message = absl::StrFormat(
-        "%s: %s grew %s over the baseline, %s -> %s (+%.2f%%, --tolerance %g%%)", m.name,
-        MetricName(metric), HumanBytes(now - before), HumanAndExact(before), HumanAndExact(now), growth,
-        options.tolerance_percent);
+        "%s: %s grew %s over the baseline, %s -> %s (+%.2f%%, %s %g%%)", m.name, MetricName(metric),
+        HumanBytes(now - before), HumanAndExact(before), HumanAndExact(now), growth,
+        options.python_names ? "tolerance" : "--tolerance", options.tolerance_percent);
     if (!diff) diff = DiffReports(*options.baseline, report);
     for (const ModuleDiff& d : diff->modules) {
       if (d.b == &m) v.contributors = GrowthContributors(d, options.contributors);
@@ -177,9 +178,23 @@ void CheckFindings(const ModuleReport& m, const CheckOptions& options, CheckResu
     v.module = m.name;
     v.rule = f.detector;
     v.value = f.bytes;
-    v.message = absl::StrCat(m.name, ": [", f.detector, "] ", f.message, " (", HumanBytes(f.bytes),
-                             " at stake; --fail-on ", f.detector, ")");
-    v.contributors.push_back({f.bytes, f.op_name, "", f.source_file, f.source_line});
+    v.message = absl::StrCat(m.name, ": [", f.detector, "] ", detect::Summary(f),
+                             options.python_names ? " (fail_on=\"" : " (--fail-on ", f.detector,
+                             options.python_names ? "\")" : ")");
+    v.details = f.message;
+    // The finding's own buffers, each with its size (not the finding's).
+    std::vector<size_t> indices;
+    for (size_t k = 0; k < m.rows.size(); ++k) {
+      if (std::find(f.instructions.begin(), f.instructions.end(), m.rows[k].instruction) !=
+          f.instructions.end()) {
+        indices.push_back(k);
+      }
+    }
+    v.contributors = LargestRows(m, std::move(indices), options.contributors);
+    if (v.contributors.empty()) {
+      v.contributors.push_back({f.bytes, absl::StrCat("the finding's ", f.detector), "", f.source_file,
+                                f.source_line});
+    }
     v.source_file = f.source_file;
     v.source_line = f.source_line;
     result->violations.push_back(std::move(v));
@@ -334,6 +349,7 @@ std::string GithubAnnotations(const CheckResult& result, const Report& report,
     if (errors == cap) continue;
     ++errors;
     std::string message = v.message;
+    if (!v.details.empty()) absl::StrAppend(&message, "\n", v.details);
     for (const Contributor& c : v.contributors) {
       absl::StrAppend(&message, "\n", HumanBytes(c.bytes), "  ", c.label);
       if (!c.source_file.empty()) absl::StrAppend(&message, "  ", c.source_file, ":", c.source_line);
@@ -353,7 +369,9 @@ std::string GithubAnnotations(const CheckResult& result, const Report& report,
       }
       ++warnings;
       emit("warning", f.source_file, f.source_line, absl::StrCat("hlomem ", f.detector),
-           absl::StrCat(m.name, ": ", f.message, " (", HumanBytes(f.bytes), ")",
+           absl::StrCat(m.name, ": ",
+                        f.summary.empty() ? absl::StrCat(f.message, " (", HumanBytes(f.bytes), ")")
+                                          : absl::StrCat(f.summary, "\n", f.message),
                         f.suggestion.empty() ? "" : absl::StrCat("\nfix: ", f.suggestion)));
     }
   }

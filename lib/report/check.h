@@ -24,6 +24,9 @@ struct CheckOptions {
   // Detector names whose findings fail the gate; "all" means any finding.
   std::vector<std::string> fail_on;
   int contributors = 3;  // buffers named per violation
+  // Name the gates as Python's keywords (max_total=, tolerance=, fail_on=)
+  // instead of the CLI's flags (--max-total, --tolerance, --fail-on).
+  bool python_names = false;
 };
 
 // A buffer that makes a number large, for the failure message.
@@ -44,6 +47,7 @@ struct Violation {
   int64_t value = 0;
   int64_t limit = 0;
   std::string message;  // one line, sizes human-readable and exact
+  std::string details;  // a finding's full text ("" for budgets)
   std::vector<Contributor> contributors;
   // Where in the user's program to point (the top contributor's source).
   std::string source_file;

@@ -301,6 +301,38 @@ std::vector<dump::XlaOomError> ApplyOomErrors(std::vector<dump::XlaOomError> err
     if (target == nullptr && error.module_name.empty() && report->modules.size() == 1) {
       target = &report->modules[0];
     }
+    // A runtime message ("Out of memory while trying to allocate N bytes.")
+    // names no module: the one whose temp allocation or total is N, to the
+    // message's rounding. Several such modules are all named.
+    std::string matched_by;
+    std::vector<std::string> also_matching;
+    if (target == nullptr && error.module_name.empty() && error.needed_bytes &&
+        !dump::IsCompileTime(error.kind)) {
+      const int64_t needed = *error.needed_bytes;
+      auto near = [&](std::optional<int64_t> bytes) {
+        return bytes && *bytes > 0 && std::abs(*bytes - needed) <= error.rounding_bytes;
+      };
+      for (ModuleReport& m : report->modules) {
+        if (m.oom) continue;
+        const std::optional<MemoryNumbers>& numbers = m.xla ? m.xla : m.computed;
+        const DeviceBytes device = DeviceBytesOf(m);
+        std::optional<int64_t> total = device.xla ? device.xla : device.computed;
+        if (!total && numbers) total = numbers->total_bytes;
+        const char* by = nullptr;
+        if (numbers && near(numbers->temp_bytes)) {
+          by = "temp";
+        } else if (near(total)) {
+          by = "total";
+        }
+        if (by == nullptr) continue;
+        if (target == nullptr) {
+          target = &m;
+          matched_by = by;
+        } else {
+          also_matching.push_back(m.name);
+        }
+      }
+    }
     if (target == nullptr || target->oom) {
       unmatched.push_back(std::move(error));
       continue;
@@ -337,6 +369,8 @@ std::vector<dump::XlaOomError> ApplyOomErrors(std::vector<dump::XlaOomError> err
       fit.shortfall = fit.fits ? 0 : fit.needed - fit.usable;
       m.device_fit = fit;
     }
+    oom.matched_by = std::move(matched_by);
+    oom.also_matching = std::move(also_matching);
     oom.error = std::move(error);
     m.oom = std::move(oom);
   }

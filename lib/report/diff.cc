@@ -96,6 +96,32 @@ void MatchMovedLines(std::map<BufferKey, BufferChange>* changes) {
   }
 }
 
+// Pairs the buffers only A has with those only B has under the same label
+// and line but another shape, in key order: a dimension changed (a bigger
+// batch), so the buffer grew or shrank rather than being new and gone.
+void MatchChangedShapes(std::map<BufferKey, BufferChange>* changes) {
+  using LooseKey = std::pair<std::string, std::string>;  // label, source
+  std::map<LooseKey, std::vector<BufferKey>> only_a, only_b;
+  for (const auto& [key, c] : *changes) {
+    if (c.count_a > 0 && c.count_b > 0) continue;
+    (c.count_b == 0 ? only_a : only_b)[{c.op_name, c.source}].push_back(key);
+  }
+  for (auto& [loose, gone] : only_a) {
+    auto it = only_b.find(loose);
+    if (it == only_b.end()) continue;
+    std::vector<BufferKey>& added = it->second;
+    for (size_t k = 0; k < std::min(gone.size(), added.size()); ++k) {
+      BufferChange a_side = std::move((*changes)[gone[k]]);
+      changes->erase(gone[k]);
+      BufferChange& c = (*changes)[added[k]];
+      c.shape_from = a_side.shape;
+      c.bytes_a = a_side.bytes_a;
+      c.count_a = a_side.count_a;
+      if (c.moved_from.empty()) c.moved_from = a_side.moved_from;
+    }
+  }
+}
+
 ModuleDiff DiffModules(const ModuleReport* a, const ModuleReport* b) {
   ModuleDiff diff;
   diff.name = b != nullptr ? b->name : a->name;
@@ -105,6 +131,7 @@ ModuleDiff DiffModules(const ModuleReport* a, const ModuleReport* b) {
   if (a != nullptr) AddSide(*a, false, &changes);
   if (b != nullptr) AddSide(*b, true, &changes);
   MatchMovedLines(&changes);
+  MatchChangedShapes(&changes);
   for (auto& [key, c] : changes) {
     if (c.delta() == 0) {
       if (!c.moved_from.empty()) diff.moved.push_back(std::move(c));
@@ -139,6 +166,10 @@ std::string BufferChange::SourceShown() const {
   const auto [file, line] = SplitSource(moved_from);
   return SplitSource(source).first == file ? absl::StrCat(source, " (was :", line, ")")
                                            : absl::StrCat(source, " (was ", moved_from, ")");
+}
+
+std::string BufferChange::ShapeShown() const {
+  return shape_from.empty() ? shape : absl::StrCat(shape, " (was ", shape_from, ")");
 }
 
 absl::string_view ChangeKindName(ChangeKind kind) {

@@ -34,10 +34,15 @@ struct BufferChange {
   // Set when A's buffers were on another line of the same file (code was
   // added or removed above them): A's "file:line".
   std::string moved_from;
+  // Set when A's buffers of the same label and line had another shape (a
+  // dimension changed): A's shape, without layout.
+  std::string shape_from;
   ChangeKind change = ChangeKind::kNew;
   int64_t delta() const { return bytes_b - bytes_a; }
   // B's source, with A's line when it moved: "model.py:45 (was :42)".
   std::string SourceShown() const;
+  // B's shape, with A's when it changed: "f32[64,512] (was f32[32,512])".
+  std::string ShapeShown() const;
 };
 
 struct ModuleDiff {
@@ -57,6 +62,10 @@ struct ModuleDiff {
 
 struct DiffReport {
   std::vector<ModuleDiff> modules;
+  // What to call the sides instead of their files ("baseline", "current");
+  // "" shows the files.
+  std::string a_label;
+  std::string b_label;
 };
 
 // `a` and `b` must outlive the result.

@@ -144,7 +144,7 @@ void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_v
   absl::StrAppend(out, "<ol class=findings>\n");
   for (const detect::Finding& f : findings) {
     absl::StrAppend(out, "<li><span class=\"tag ", Html(detect::SeverityName(f.severity)), "\">",
-                    Html(f.detector), "</span> <b>", HumanBytes(f.bytes), "</b>");
+                    Html(f.detector), "</span> <b>", Html(f.summary.empty() ? HumanBytes(f.bytes) : f.summary), "</b>");
     if (!f.source_file.empty()) {
       absl::StrAppend(out, " at <code>", Html(f.source_file), ":", f.source_line, "</code>");
     }
@@ -226,7 +226,7 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::st
   absl::StrAppend(out, "</table>\n");
   if (m.profile.live_at_peak.size() > RowsIn(groups)) {
     absl::StrAppend(out, "<p class=dim>", m.profile.live_at_peak.size() - RowsIn(groups),
-                    " more; --top N shows more</p>\n");
+                    " more; ", TopHint(options), " shows more</p>\n");
   }
 }
 
@@ -249,7 +249,7 @@ th{font-weight:600;color:#556}.num{text-align:right;font-variant-numeric:tabular
 .chart .cursor{stroke:#222;stroke-width:1;stroke-dasharray:3 3}
 .chart .bar{stroke:#fff;stroke-width:.5}.chart .bar:hover{stroke:#000;stroke-width:1.5}
 .kind{padding:0 6px;border-radius:8px;font-size:12px;color:#fff}
-.kind.temp,.chart .temp{background:#3b76d9;fill:#3b76d9}.kind.parameter,.chart .parameter{background:#8c6bb1;fill:#8c6bb1}
+.kind.temp,.chart .temp{background:#3b76d9;fill:#3b76d9}.kind.parameter,.chart .parameter{background:#34495e;fill:#34495e}
 .kind.output,.chart .output{background:#2a9d8f;fill:#2a9d8f}.kind.constant,.chart .constant{background:#999;fill:#999}
 .kind.thread-local,.chart .thread-local{background:#bbb;fill:#bbb}
 .tag{padding:0 6px;border-radius:4px;background:#f2c14e;font-size:12px}.tag.error{background:#d62728;color:#fff}
@@ -358,6 +358,11 @@ function drawModule(div,m){
   bar.addEventListener('mouseleave',hideTip);});
  el('line',{x1:L,x2:W-R,y1:peak.length*RH+2,y2:peak.length*RH+2,class:'axis'},g);
  const px=X(m.series[m.series.length-1].peak_step+0.5);el('line',{x1:px,x2:px,y1:0,y2:peak.length*RH+2,class:'peak'},g);
+ // The bars' colour is the buffer's kind (not a source line, as above).
+ const key=document.createElement('div');key.className='legend';
+ key.innerHTML='colour: buffer kind '+[...new Set(peak.map(b=>b.kind))].map(k=>`<span class="kind ${esc(k)}">${esc(k)}</span>`).join(' ')+
+  ' &middot; bar height: size &middot; <span style="color:#d62728">red line</span>: the peak';
+ div.querySelector('.lifetimes').appendChild(key);
 }
 document.querySelectorAll('div.module').forEach(div=>drawModule(div,DATA[+div.dataset.id]));
 document.body.dataset.rendered='yes';
@@ -461,7 +466,7 @@ std::string WriteDiffHtml(const DiffReport& diff, const WriteOptions& options) {
                       "</td><td class=num>", HumanBytes(c.bytes_a), "</td><td class=num>",
                       HumanBytes(c.bytes_b), "</td><td>", ChangeKindName(c.change),
                       c.at_peak_b ? " (at peak)" : "", "</td><td>", Html(c.kind), "</td><td><code>",
-                      Html(c.shape), "</code></td><td><code>", Html(c.op_name), "</code></td><td><code>",
+                      Html(c.ShapeShown()), "</code></td><td><code>", Html(c.op_name), "</code></td><td><code>",
                       Html(c.SourceShown()), "</code></td></tr>\n");
     }
     absl::StrAppend(&body, "</table>\n");

@@ -97,6 +97,7 @@ Json FindingJson(const detect::Finding& f) {
   j["detector"] = f.detector;
   j["severity"] = std::string(detect::SeverityName(f.severity));
   j["bytes"] = f.bytes;
+  j["summary"] = detect::Summary(f);
   j["message"] = f.message;
   j["suggestion"] = f.suggestion;
   j["instructions"] = f.instructions;
@@ -182,6 +183,8 @@ Json OomJson(const OomExplanation& oom) {
   }
   j["device_bytes_source"] = oom.device_bytes_source;
   j["agrees"] = oom.agrees;
+  j["matched_by"] = oom.matched_by;
+  j["also_matching"] = oom.also_matching;
   if (e.allocator_limit) {
     j["allocator_limit"] = {{"bytes", e.allocator_limit->bytes},
                             {"rounding_bytes", e.allocator_limit->rounding_bytes},
@@ -375,6 +378,9 @@ detect::Finding ReadFinding(const Json& j) {
   if (j.contains("instructions")) f.instructions = j["instructions"].get<std::vector<std::string>>();
   ReadSource(j, &f.source_file, &f.source_line);
   f.op_name = StringOr(j, "op_name");
+  // A detector's own summary; one derived from the message stays derived.
+  const std::string summary = StringOr(j, "summary");
+  if (summary != detect::Summary(f)) f.summary = summary;
   return f;
 }
 
@@ -576,6 +582,7 @@ std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
       x["count_b"] = c.count_b;
       x["kind"] = c.kind;
       x["shape"] = c.shape;
+      x["shape_from"] = c.shape_from;
       x["op_name"] = c.op_name;
       x["source"] = c.source;
       x["moved_from"] = c.moved_from;

@@ -201,7 +201,7 @@ std::string WriteDiffMarkdown(const DiffReport& diff, const WriteOptions& option
       if (shown++ == options.top) break;
       out += Row({SignedBytes(c.delta()), HumanBytes(c.bytes_a), HumanBytes(c.bytes_b),
                   absl::StrCat(ChangeKindName(c.change), c.at_peak_b ? " (at peak)" : ""), c.kind,
-                  Code(c.shape), Code(c.op_name), Code(c.SourceShown())});
+                  Code(c.ShapeShown()), Code(c.op_name), Code(c.SourceShown())});
     }
     AppendFindings(d.new_findings, "New findings", &out);
     AppendFindings(d.resolved_findings, "Resolved findings", &out);

@@ -304,6 +304,17 @@ std::vector<std::string> OomLines(const OomExplanation& oom) {
     lines.push_back(absl::StrCat("the program's device memory: ", HumanAndExact(*oom.device_bytes),
                                  " by ", whose));
   }
+  if (!oom.matched_by.empty()) {
+    lines.push_back(absl::StrCat("the error names no module: this one is taken because its ",
+                                 oom.matched_by == "temp" ? "temp allocation" : "total",
+                                 " is the error's size"));
+  }
+  if (!oom.also_matching.empty()) {
+    lines.push_back(absl::StrCat(
+        "the size matches ", oom.also_matching.size(), " other module",
+        oom.also_matching.size() == 1 ? "" : "s", " too, so the error may be ",
+        oom.also_matching.size() == 1 ? "it" : "any of them", ": ", absl::StrJoin(oom.also_matching, ", ")));
+  }
   if (e.allocator_limit) {
     const dump::AllocatorLimit& limit = *e.allocator_limit;
     lines.push_back(absl::StrCat("the allocator's limit: ", HumanAndExact(limit.bytes), " from ",
@@ -392,6 +403,9 @@ std::vector<AllocationCandidate> FailedAllocationCandidates(const ModuleReport& 
   if (numbers && numbers->temp_bytes > 0 && near(numbers->temp_bytes)) {
     out.push_back({"the temp allocation (every temp buffer of the program, allocated at once)",
                    numbers->temp_bytes, nullptr});
+  } else if (numbers && numbers->total_bytes > 0 && near(numbers->total_bytes)) {
+    out.push_back({"the program's whole device memory (its arguments, outputs and temp together)",
+                   numbers->total_bytes, nullptr});
   }
   for (const BufferRow& row : module.rows) {
     if (row.kind == "temp" || row.kind == "thread-local" || !near(row.bytes)) continue;

@@ -143,6 +143,13 @@ struct OomExplanation {
   std::string device_bytes_source;      // "xla" or "hlomem"
   // The error's "needed" is the module's device memory, to its rounding.
   bool agrees = false;
+  // An error that names no module, tied to this one by its size: "temp" or
+  // "total" (the figure of the module the error's bytes equal); "" when the
+  // error names the module or the dump has only this one.
+  std::string matched_by;
+  // Other modules of the dump whose temp or total equals the error's bytes
+  // as well: the error may be any of them.
+  std::vector<std::string> also_matching;
 };
 
 // The instruction the schedule runs at the peak step: what executes when

@@ -97,7 +97,9 @@ std::string WriteSarif(const CheckResult& result, const Report& report,
                           : f.severity == detect::Severity::kInfo ? "note"
                                                                   : "warning";
       add(f.detector, level,
-          absl::StrCat(m.name, ": ", f.message, " (", HumanBytes(f.bytes), ")",
+          absl::StrCat(m.name, ": ",
+                       f.summary.empty() ? absl::StrCat(f.message, " (", HumanBytes(f.bytes), ")")
+                                         : absl::StrCat(f.summary, ". ", f.message),
                        f.suggestion.empty() ? "" : absl::StrCat(" Fix: ", f.suggestion)),
           m.name, f.source_file, f.source_line,
           absl::StrCat(f.op_name, "|", f.source_file, ":", f.source_line));

@@ -268,7 +268,7 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const S
   table.Render(style, out);
   if (m.profile.live_at_peak.size() > RowsIn(groups)) {
     absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", m.profile.live_at_peak.size() - RowsIn(groups),
-                                                " more (--top N shows more)")),
+                                                " more (", TopHint(options), " shows more)")),
                     "\n");
   }
 }
@@ -315,7 +315,7 @@ void AppendFindings(const std::vector<detect::Finding>& findings, absl::string_v
     const std::string tag = absl::StrCat("[", f.detector, "]");
     absl::StrAppend(out, absl::StrFormat("  %2d. ", ++n),
                     f.severity == detect::Severity::kError ? style.Red(tag) : style.Yellow(tag), " ",
-                    HumanBytes(f.bytes));
+                    f.summary.empty() ? HumanBytes(f.bytes) : f.summary);
     if (!f.source_file.empty()) absl::StrAppend(out, " at ", f.source_file, ":", f.source_line);
     out->append("\n");
     AppendWrapped(f.message, "      ", width, out);
@@ -394,18 +394,18 @@ void AppendChanges(const ModuleDiff& d, const WriteOptions& options, const Style
   AppendHeading(style, absl::StrCat("Buffers by change in bytes (", d.changes.size(), " changed)"), out);
   Table table({"change", "A", "B", "status", "kind", "shape", "op_name", "source"},
               {true, true, true, false, false, false, false, false},
-              {0, 0, 0, 0, 0, kShapeWidth, kLabelWidth, 0});
+              {0, 0, 0, 0, 0, 2 * kShapeWidth + 7, kLabelWidth, 0});  // room for "(was ...)"
   for (const BufferChange& c : d.changes) {
     if (static_cast<int>(table.size()) == options.top) break;
     std::string status(ChangeKindName(c.change));
     if (c.at_peak_b) status += "*";
     table.Add({SignedBytes(c.delta()), HumanBytes(c.bytes_a), HumanBytes(c.bytes_b), status, c.kind,
-               c.shape, c.op_name, c.SourceShown()});
+               c.ShapeShown(), c.op_name, c.SourceShown()});
   }
   table.Render(style, out);
   if (d.changes.size() > table.size()) {
     absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", d.changes.size() - table.size(),
-                                                " more (--top N shows more)")),
+                                                " more (", TopHint(options), " shows more)")),
                     "\n");
   }
   absl::StrAppend(out, style.Dim("  * live at B's peak"), "\n");
@@ -542,7 +542,8 @@ void AppendRankedFixes(const ModuleReport& m, int width, const Style& style, std
   for (const RankedFix& fix : fixes) {
     const detect::Finding& f = *fix.finding;
     absl::StrAppend(out, absl::StrFormat("  %2d. ", ++n), style.Yellow(absl::StrCat("[", f.detector, "]")),
-                    " ", HumanBytes(f.bytes), fix.at_peak ? " at the peak" : " (not live at the peak)");
+                    " ", f.summary.empty() ? HumanBytes(f.bytes) : f.summary,
+                    fix.at_peak ? " at the peak" : " (not live at the peak)");
     if (!f.source_file.empty()) absl::StrAppend(out, " at ", f.source_file, ":", f.source_line);
     out->append("\n");
     AppendWrapped(f.message, "      ", width, out);
@@ -574,6 +575,13 @@ void AppendUnmatched(const dump::XlaOomError& e, bool have_dump, const Report& r
   absl::StrAppend(out, "  ", style.Dim(e.message), "\n");
   for (const std::string& line : OomLines(alone)) absl::StrAppend(out, "  ", line, "\n");
   AppendListing(e, style, out);
+  if (have_dump && e.module_name.empty() && e.needed_bytes && !dump::IsCompileTime(e.kind)) {
+    absl::StrAppend(out, "  no module of the dump (", report.modules.size(),
+                    ") has a temp allocation or a total of ", HumanAndExact(*e.needed_bytes),
+                    ": the allocation is one buffer of a program, or the dump is not of the run that "
+                    "failed (`hlomem report` lists the modules' buffers)\n");
+    return;
+  }
   if (have_dump) {
     std::vector<std::string> names;
     for (const ModuleReport& m : report.modules) names.push_back(m.name);
@@ -642,8 +650,12 @@ std::string WriteDiffText(const DiffReport& diff, const WriteOptions& options) {
     if (d.paired_by == PairBasis::kName && !d.a->signature.empty() && !d.b->signature.empty()) {
       absl::StrAppend(&out, "  paired by name: ", SignatureChange(d.a->signature, d.b->signature), "\n");
     }
-    if (d.a && !d.a->files.empty()) absl::StrAppend(&out, "  A: ", style.Dim(d.a->files.front()), "\n");
-    if (d.b && !d.b->files.empty()) absl::StrAppend(&out, "  B: ", style.Dim(d.b->files.front()), "\n");
+    if (d.a && (!diff.a_label.empty() || !d.a->files.empty())) {
+      absl::StrAppend(&out, "  A: ", style.Dim(diff.a_label.empty() ? d.a->files.front() : diff.a_label), "\n");
+    }
+    if (d.b && (!diff.b_label.empty() || !d.b->files.empty())) {
+      absl::StrAppend(&out, "  B: ", style.Dim(diff.b_label.empty() ? d.b->files.front() : diff.b_label), "\n");
+    }
     AppendNumbersDiff(d, style, &out);
     AppendChanges(d, options, style, &out);
     AppendFindings(d.new_findings, "New findings", options.width, style, &out);

@@ -30,7 +30,15 @@ struct WriteOptions {
   bool json_buffers = true;
   bool json_timeline = true;
   int json_indent = 2;  // -1 for one line
+  // Name options as Python's keywords ("top=N"), not the CLI's flags
+  // ("--top N"): the Python face's text.
+  bool python_names = false;
 };
+
+// How to ask for more rows: "--top N", or "top=N" for Python.
+inline const char* TopHint(const WriteOptions& options) {
+  return options.python_names ? "write(top=N)" : "--top N";
+}
 
 std::string WriteReport(const Report& report, Format format, const WriteOptions& options);
 std::string WriteDiff(const DiffReport& diff, Format format, const WriteOptions& options);

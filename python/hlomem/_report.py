@@ -9,7 +9,7 @@ import html
 import json
 import os
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 
@@ -152,13 +152,14 @@ class Finding:
     instructions: List[str]
     source: Optional[Source]
     op_name: str
+    summary: str = ""  # one line, the bytes first; `message` has the details
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "Finding":
         return cls(obj["detector"], obj.get("severity", ""), int(obj.get("bytes", 0)),
                    obj.get("message", ""), obj.get("suggestion", ""),
                    list(obj.get("instructions") or []), _source(obj.get("source")),
-                   obj.get("op_name", ""))
+                   obj.get("op_name", ""), obj.get("summary", ""))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -521,7 +522,9 @@ class Report:
         if not result.passed and raise_on_failure:
             message = result.text
             if base is not None:
-                message += "\n" + Diff(base, self, top=5).text
+                where = f" {os.fspath(baseline)}" if isinstance(baseline, (str, os.PathLike)) else ""
+                message += "\n" + Diff(base, self, top=5,
+                                       labels=(f"the baseline{where}", "this run")).text
             raise CheckFailed(message, violations, result)
         return result
 
@@ -539,12 +542,16 @@ for _name in _MODULE_ATTRIBUTES:
 class Diff:
     """What changed between two reports; str() is `hlomem diff`'s text."""
 
-    def __init__(self, a: Report, b: Report, top: int = 10):
+    def __init__(self, a: Report, b: Report, top: int = 10,
+                 labels: Optional[Tuple[str, str]] = None):
+        """labels: what to call A and B ("baseline", "current") instead of
+        their files, which for a compiled program say nothing."""
         self.a, self.b, self._top = a, b, top
-        self.text = _core.diff(a._handle, b._handle, "text", top)
+        self._labels = labels or ("", "")
+        self.text = self.write("text")
 
     def write(self, format: str = "text") -> str:
-        return _core.diff(self.a._handle, self.b._handle, format, self._top)
+        return _core.diff(self.a._handle, self.b._handle, format, self._top, *self._labels)
 
     def to_dict(self) -> Dict[str, Any]:
         return json.loads(self.write("json"))
@@ -561,8 +568,21 @@ def _inline_html(page: str) -> str:
     so that its script runs and its styles stay inside it (Jupyter, VS Code
     and Colab all insert cell HTML into their own page)."""
     return ('<iframe srcdoc="' + html.escape(page, quote=True) +
-            '" style="width:100%;height:860px;border:1px solid #ddd" '
-            'sandbox="allow-scripts"></iframe>')
+            f'" style="width:100%;height:{_page_height(page)}px;border:1px solid #ddd" '
+            'sandbox="allow-scripts allow-same-origin" '
+            # Fits the content where the notebook runs handlers; the height
+            # estimated from the sections stands where it does not.
+            'onload="try{this.style.height=(this.contentDocument.documentElement.scrollHeight+24)'
+            '+\'px\'}catch(e){}"></iframe>')
+
+
+def _page_height(page: str) -> int:
+    """A generous height for the report page, in pixels, from what it
+    holds: table rows, findings, headings and each module's two charts (the
+    lifetimes chart has up to 40 bars)."""
+    modules = page.count("class=timeline")
+    return (80 + 26 * page.count("<tr") + 90 * page.count("<li") + 44 * page.count("<h3")
+            + 56 * page.count("<h2") + modules * (380 + 40 * 14 + 110))
 
 
 def _size(m: Module) -> int:

@@ -77,6 +77,22 @@ def _report_of(target: Any, args: Tuple[Any, ...], jit_kwargs: Dict[str, Any],
                              device=options.get("device"), **jit_kwargs)
 
 
+def _portable(report: "_report.Report", root: pathlib.Path) -> "_report.Report":
+    """The report with the paths under the test root relative to it, and
+    those under the Python prefix (the venv) as `<python>/...`: a baseline
+    then holds no machine's paths, and the run compares with it alike."""
+    import json
+    import sys
+
+    from . import _core
+
+    text = report.to_json()
+    for prefix, replacement in ((str(root), ""), (sys.prefix, "<python>/")):
+        quoted = json.dumps(prefix.rstrip(os.sep) + os.sep)[:-1]  # '"/the/root/'
+        text = text.replace(quoted, '"' + replacement)
+    return _report.Report(_core.read_json(text, "<report>"), memory_analysis=report.memory_analysis)
+
+
 class Budget:
     """The hlomem_budget fixture: call it on what to check."""
 
@@ -97,6 +113,7 @@ class Budget:
         config = self._request.config
         report = _report_of(target, args, kwargs, options)
         path = _baseline_path(self._request.node, name)
+        checked = _portable(report, config.rootpath)
         config.stash[_RESULTS_KEY].append((self._request.node.nodeid, report, str(path)))
         tolerance = config.getoption("--hlomem-tolerance")
         if tolerance is None:
@@ -114,22 +131,25 @@ class Budget:
             return report
         if config.getoption("--hlomem-update"):
             path.parent.mkdir(parents=True, exist_ok=True)
-            report.save(path, format="json")
+            checked.save(path, format="json")
             if any(v is not None for v in gates.values()) or fail_on:
                 report.check(**gates, fail_on=fail_on)
             return report
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            report.save(path, format="json")
+            checked.save(path, format="json")
             pytest.fail(f"hlomem: no baseline for this test; recorded {path} "
                         f"(total {_report._human(report.total_bytes)}). Commit it; the next run "
                         f"compares with it. `pytest --hlomem-update` refreshes baselines.",
                         pytrace=False)
+        failure: Optional[str] = None
         try:
-            report.check(**gates, fail_on=fail_on, baseline=path, tolerance=tolerance)
+            checked.check(**gates, fail_on=fail_on, baseline=path, tolerance=tolerance)
         except _report.CheckFailed as failed:
+            failure = str(failed)
+        if failure is not None:  # outside `except`: pytest prints it once, not chained
             pytest.fail(f"hlomem: memory budget failed for {self._request.node.nodeid}\n"
-                        f"baseline: {path}\n\n{failed}\n"
+                        f"baseline: {path}\n\n{failure}\n"
                         f"If the growth is intended: pytest --hlomem-update", pytrace=False)
         return report
 

@@ -96,6 +96,7 @@ struct ReportHandle {
   std::string Write(const std::string& format, int top, int width, bool buffers,
                     bool timeline) const {
     report::WriteOptions options;
+    options.python_names = true;
     options.top = top;
     options.width = width;
     options.json_buffers = buffers;
@@ -149,12 +150,17 @@ ReportHandle ReadJson(const std::string& json, const std::string& origin) {
   return Wrap(ValueOrRaise(std::move(read)));
 }
 
-std::string Diff(const ReportHandle& a, const ReportHandle& b, const std::string& format, int top) {
+std::string Diff(const ReportHandle& a, const ReportHandle& b, const std::string& format, int top,
+                 const std::string& a_label, const std::string& b_label) {
   report::WriteOptions options;
+  options.python_names = true;
   options.top = top;
   const report::Format parsed = ValueOrRaise(report::ParseFormat(format));
   nb::gil_scoped_release release;
-  return report::WriteDiff(report::DiffReports(*a.report, *b.report), parsed, options);
+  report::DiffReport diff = report::DiffReports(*a.report, *b.report);
+  diff.a_label = a_label;
+  diff.b_label = b_label;
+  return report::WriteDiff(diff, parsed, options);
 }
 
 // `hlomem check`'s verdict on a report, with every form the CLI writes.
@@ -188,6 +194,7 @@ CheckHandle Check(const ReportHandle& in, std::optional<int64_t> max_total,
                   const std::vector<std::string>& fail_on, bool allow_new, int contributors) {
   ValidateFailOn(fail_on);
   report::CheckOptions options;
+  options.python_names = true;
   options.max_total = max_total;
   options.max_temp = max_temp;
   options.max_peak = max_peak;
@@ -281,6 +288,7 @@ NB_MODULE(_core, m) {
       .def("markdown",
            [](const CheckHandle& c, int top) {
              report::WriteOptions options;
+             options.python_names = true;
              options.top = top;
              return report::WriteCheckMarkdown(c.result, *c.report, options);
            },
@@ -299,7 +307,8 @@ NB_MODULE(_core, m) {
   m.def("analyze_paths", &AnalyzePaths, nb::arg("paths"), nb::arg("options"));
   m.def("analyze_text", &AnalyzeText, nb::arg("text"), nb::arg("origin"), nb::arg("options"));
   m.def("read_json", &ReadJson, nb::arg("json"), nb::arg("origin"));
-  m.def("diff", &Diff, nb::arg("a"), nb::arg("b"), nb::arg("format"), nb::arg("top") = 10);
+  m.def("diff", &Diff, nb::arg("a"), nb::arg("b"), nb::arg("format"), nb::arg("top") = 10,
+        nb::arg("a_label") = "", nb::arg("b_label") = "");
   m.def("check", &Check, nb::arg("report"), nb::arg("max_total").none(), nb::arg("max_temp").none(),
         nb::arg("max_peak").none(), nb::arg("baseline").none(), nb::arg("tolerance"),
         nb::arg("fail_on"), nb::arg("allow_new") = false, nb::arg("contributors") = 3);

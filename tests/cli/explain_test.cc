@@ -5,6 +5,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -85,7 +87,8 @@ TEST(ExplainTest, WithoutADumpSaysHowToGetOne) {
 TEST(ExplainTest, AnErrorForAnotherModuleIsNamed) {
   const auto run = Hlomem("explain " + kOverCase + "/error.txt " + kTestdata +
                           "/jax/seed_gather_grad_int32_grads");
-  ASSERT_EQ(run.exit_code, 0) << run.out;
+  // Nothing explained: exit 1.
+  ASSERT_EQ(run.exit_code, 1) << run.out;
   EXPECT_THAT(run.out, HasSubstr("no module of the dump is named jit_mlp_adam_train_step; it has: "
                                  "jit_function_using_idx"));
 }
@@ -109,6 +112,82 @@ TEST(ExplainTest, ARuntimeAllocationIsMatchedToTheProgramsAllocation) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("The allocation that failed (128.00GiB)"));
   EXPECT_THAT(run.out, HasSubstr("the temp allocation"));
+}
+
+// The figures of a module of a dump, by name and order, from its JSON report.
+struct ModuleFigures {
+  std::string name;
+  int64_t total = 0;
+  int64_t temp = 0;
+};
+std::vector<ModuleFigures> ReportedFigures(const std::string& dump) {
+  const auto run = Hlomem("report --format json " + dump);
+  const std::string json = run.out.substr(run.out.find('{'));
+  std::vector<ModuleFigures> out;
+  const nlohmann::json report = nlohmann::json::parse(json);
+  for (const auto& m : report["modules"]) {
+    const auto& n = m["xla"].is_null() ? m["computed"] : m["xla"];
+    out.push_back({m["name"], n["total_bytes"], n["temp_bytes"]});
+  }
+  return out;
+}
+
+std::string WriteGpuError(const std::string& name, int64_t bytes) {
+  const std::string error = ::testing::TempDir() + "/hlomem-explain-" + name + ".txt";
+  std::ofstream(error) << "Out of memory while trying to allocate " << bytes << " bytes.\n";
+  return error;
+}
+
+TEST(ExplainTest, AOneLineGpuErrorIsTiedToTheModuleOfItsSize) {
+  // XLA:GPU's one line names no module; of a 23-module dump, the one
+  // module whose temp (or total) is the error's size is explained.
+  const std::string dump = kTestdata + "/dumps/mlp_b64_last40";
+  const std::vector<ModuleFigures> modules = ReportedFigures(dump);
+  ASSERT_EQ(modules.size(), 23u);
+  // The second jit_train_step: its temp, then its total, are each unique.
+  const ModuleFigures& step = modules[2];
+  ASSERT_EQ(step.name, "jit_train_step");
+  for (const auto& [bytes, what] : {std::pair<int64_t, std::string>{step.temp, "temp allocation"},
+                                    {step.total, "total"}}) {
+    int same = 0;
+    for (const ModuleFigures& m : modules) same += m.temp == bytes || m.total == bytes;
+    ASSERT_EQ(same, 1) << bytes;
+    const auto run = Hlomem("explain " + WriteGpuError("unique", bytes) + " " + dump);
+    ASSERT_EQ(run.exit_code, 0) << run.out;
+    EXPECT_THAT(run.out, HasSubstr("module jit_train_step")) << run.out;
+    EXPECT_THAT(run.out, HasSubstr("this one is taken because its " + what + " is the error's size"));
+    EXPECT_THAT(run.out, HasSubstr("The allocation that failed"));
+    EXPECT_THAT(run.out, Not(HasSubstr("no module of the dump")));
+    EXPECT_THAT(run.out, Not(HasSubstr("other module")));
+    const auto json = Hlomem("explain --format json " + WriteGpuError("unique", bytes) + " " + dump);
+    ASSERT_EQ(json.exit_code, 0) << json.out;
+    int explained = 0;
+    const nlohmann::json report = nlohmann::json::parse(json.out);
+    for (const auto& m : report["modules"]) {
+      if (m["oom_error"].is_null()) continue;
+      ++explained;
+      EXPECT_EQ(m["oom_error"]["matched_by"], what == "total" ? "total" : "temp");
+      EXPECT_EQ(m["name"], "jit_train_step");
+    }
+    EXPECT_EQ(explained, 1);
+  }
+}
+
+TEST(ExplainTest, AGpuErrorMatchingSeveralModulesNamesThemAll) {
+  // Three helper modules of the dump total 8 bytes.
+  const std::string dump = kTestdata + "/dumps/mlp_b64_last40";
+  const auto run = Hlomem("explain " + WriteGpuError("several", 8) + " " + dump);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("the size matches 2 other modules too, so the error may be any of them"));
+}
+
+TEST(ExplainTest, AGpuErrorMatchingNoModuleExplainsNothingAndExitsOne) {
+  const std::string dump = kTestdata + "/dumps/mlp_b64_last40";
+  const auto run = Hlomem("explain " + WriteGpuError("none", 70723216) + " " + dump);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("no module of the dump (23) has a temp allocation or a total of"));
+  EXPECT_THAT(run.out, Not(HasSubstr("jit_broadcast_in_dim")));
+  EXPECT_THAT(run.out, HasSubstr("nothing explained"));
 }
 
 TEST(DeviceFitTest, ACaveatOnlyWhenTheDumpIsForAnotherBackend) {

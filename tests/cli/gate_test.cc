@@ -159,3 +159,55 @@ TEST(GateTest, ABaselineDumpFolderSaysHowToRecordTheJson) {
 }
 
 }  // namespace
+
+namespace {
+
+// issue 30, item 11: the missed donation points at the jitted step's call,
+// says itself in one line with the bytes first, and the check's
+// contributors are its buffers, each with its own size.
+TEST(FindingsTest, MissedDonationPointsAtTheCallAndNamesItsBuffersSizes) {
+  const auto json = Hlomem("report --format json --module '^jit_train_step$' " + kLast40);
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json& f = j["modules"][0]["findings"][0];
+  ASSERT_EQ(f["detector"], "missed-donation");
+  // train_mlp.py:51 is `params = train_step(params, ...)`; the forward
+  // lines (28-30) are inside the step.
+  EXPECT_EQ(f["source"]["line"], 51) << f.dump();
+  const std::string summary = f["summary"];
+  EXPECT_EQ(summary.rfind("2.55MiB: 6 inputs of train_step not donated (params)", 0), 0u) << summary;
+  EXPECT_LT(summary.size(), 120u);
+  EXPECT_GT(f["message"].get<std::string>().size(), summary.size());
+
+  const auto check = Hlomem("check --fail-on missed-donation --module '^jit_train_step$' " + kLast40);
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  const std::vector<std::string> fail = LinesMatching(check.out, "^FAIL");
+  ASSERT_FALSE(fail.empty()) << check.out;
+  EXPECT_LT(fail[0].size(), 200u) << fail[0];
+  EXPECT_THAT(fail[0], HasSubstr("[missed-donation] 2.55MiB: 6 inputs"));
+  // The contributors: the largest buffers of the finding, at their sizes.
+  EXPECT_THAT(check.out, Not(HasSubstr("2.55MiB  params[0]['b']")));
+  EXPECT_THAT(check.out, HasSubstr("1.53MiB  params[0]['w']")) << check.out;
+}
+
+// issue 30, item 12: a buffer whose shape changed (a larger batch) is
+// grown, with its old shape, not new and gone.
+TEST(DiffShapesTest, AChangedShapeIsGrownNotNewAndGone) {
+  const auto run = Hlomem("diff --format json --module '^jit_train_step$' " + kLast40 + " " + kBatch128);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  int reshaped = 0;
+  for (const auto& m : j["modules"]) {
+    for (const auto& c : m["changes"]) {
+      if (c["shape_from"] == "") continue;
+      ++reshaped;
+      EXPECT_NE(c["shape_from"], c["shape"]);
+      EXPECT_TRUE(c["change"] == "grown" || c["change"] == "shrunk") << c.dump();
+    }
+  }
+  EXPECT_GT(reshaped, 0) << run.out;
+  const auto text = Hlomem("diff --module '^jit_train_step$' " + kLast40 + " " + kBatch128);
+  EXPECT_THAT(text.out, HasSubstr("(was f32[64,"));
+}
+
+}  // namespace

@@ -84,7 +84,8 @@ def test_check_raises_with_the_buffers_and_lines(gather_grad_dump):
     with pytest.raises(hlomem.CheckFailed) as failed:
         report.check(max_temp="100GiB")
     message = str(failed.value)
-    assert "exceeds --max-temp" in message or "max-temp" in message
+    # Python's keyword, not the CLI's flag.
+    assert "exceeds max_temp" in message and "--max-temp" not in message
     assert "tools/programs/seed.py:15" in message
     (violation,) = failed.value.violations
     assert violation.rule == "max-temp"
@@ -129,6 +130,11 @@ def test_repr_html_is_embeddable(gather_grad_dump):
     html = hlomem.analyze(gather_grad_dump)._repr_html_()
     assert html.startswith("<iframe")
     assert "srcdoc=" in html and "<script" not in html  # the page is escaped inside srcdoc
+    # Tall enough for every section (not a fixed 860 px), and fitted on load.
+    import re
+    height = int(re.search(r"width:100%;height:(\d+)px", html).group(1))
+    assert height > 860, height
+    assert "scrollHeight" in html
 
 
 def test_console_script_is_the_cli(gather_grad_dump, tmp_path):

@@ -68,8 +68,19 @@ def test_growth_fails_with_the_diff_and_lines(pytester):
     source = (pytester.path / "test_model.py").read_text().splitlines()
     line = next(i for i, text in enumerate(source, 1) if "jnp.tanh(x @ w)" in text)
     assert f"test_model.py:{line}" in out, out
-    assert "+16.00MiB" in out
+    assert "+12.00MiB" in out  # w: f32[1024,1024] grown to f32[2048,2048]
     assert "pytest --hlomem-update" in out
+    # Printed once (not chained to the CheckFailed it caught).
+    assert out.count("If the growth is intended") == 1, out
+    assert "During handling of the above exception" not in out
+    # The diff's sides are named, and a buffer whose shape grew is grown.
+    assert "A: the baseline " in out and "B: this run" in out, out
+    assert "<compiled.as_text()>" not in out
+    assert "f32[2048,2048] (was f32[1024,1024])" in out, out
+    # The baseline holds no machine's paths: the test root's are relative.
+    path, _ = baseline_of(pytester)
+    assert str(pytester.path) not in path.read_text()
+    assert '"test_model.py"' in path.read_text()
     # Within tolerance of a 4x growth: still failing; refreshing passes.
     refreshed = pytester.runpytest("--hlomem-update")
     refreshed.assert_outcomes(passed=1)
@@ -165,7 +176,7 @@ def test_budget(hlomem_budget):
 """)
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*max-temp*", "*top contributors*"])
+    result.stdout.fnmatch_lines(["*exceeds max_temp*", "*top contributors*"])
 
 
 def test_unknown_marker_argument_is_a_usage_error(pytester):
