@@ -30,6 +30,13 @@ struct WriteOptions {
   bool json_buffers = true;
   bool json_timeline = true;
   int json_indent = 2;  // -1 for one line
+  // Text: every module in full, as the dump has them. By default the
+  // helper modules JAX compiles around a step (HelperModules) and repeated
+  // compiles of a program already shown are summarized on one line each.
+  bool all_modules = false;
+  // Text: show the modules largest first (ModuleSize) whatever the report's
+  // order (Python's reports keep the dump's order; the CLI sorts them).
+  bool largest_first = false;
 };
 
 std::string WriteReport(const Report& report, Format format, const WriteOptions& options);
