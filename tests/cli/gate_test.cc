@@ -268,4 +268,17 @@ TEST(FocusTest, ACpuModuleWithATinyTempSaysWhy) {
   EXPECT_THAT(frag[0], Not(HasSubstr("of temp")));
 }
 
+TEST(FocusTest, CaptureOfATrainingScriptFitsOnAScreen) {
+  // The command "runs" by copying the script's dump where XLA would write it.
+  const std::string dir = ::testing::TempDir() + "/focus_capture";
+  fs::remove_all(dir);
+  const auto run = hlomem::testing::RunCommand(std::string(HLOMEM_BINARY) + " capture --dir " + dir +
+                                               " -- cp -r " + kLast40 + "/. " + dir + " 2>/dev/null");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_LE(CountLines(run.out), 85u) << run.out;
+  EXPECT_THAT(LinesMatching(run.out, "^module ").front(), HasSubstr("module jit_train_step  ("));
+  EXPECT_EQ(LinesMatching(run.out, "small helper module").size(), 1u) << run.out;
+  fs::remove_all(dir);
+}
+
 }  // namespace
