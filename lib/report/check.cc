@@ -254,6 +254,7 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options) {
   for (size_t k = 0; k < report.modules.size(); ++k) {
     const ModuleReport& m = report.modules[k];
     const size_t passes_before = result.passes.size();
+    const size_t violations_before = result.violations.size();
     if (!m.computed) {
       result.notes.push_back(absl::StrCat(m.name, ": no HLO in the dump; not checked"));
       continue;
@@ -273,6 +274,9 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options) {
     result.pass_helper.resize(result.passes.size(), helper[k] ? m.name : "");
     result.pass_module.resize(passes_before);
     result.pass_module.resize(result.passes.size(), k);
+    for (size_t v = violations_before; v < result.violations.size(); ++v) {
+      result.violations[v].on_helper = helper[k];
+    }
   }
   return result;
 }
@@ -324,6 +328,16 @@ std::string FormatCheckText(const CheckResult& result, bool all) {
       }
       out.append("\n");
     }
+  }
+  const bool only_helpers =
+      !all && !result.violations.empty() &&
+      std::all_of(result.violations.begin(), result.violations.end(),
+                  [](const Violation& v) { return v.on_helper; });
+  if (only_helpers) {
+    absl::StrAppend(&out,
+                    "note  every violation is on a small helper module JAX compiled around the step "
+                    "(random init, single operations); to gate the step alone, choose it with "
+                    "--module REGEX\n");
   }
   absl::StrAppend(&out, result.passed() ? "check passed"
                                         : absl::StrCat("check FAILED: ", result.violations.size(),

@@ -48,6 +48,9 @@ struct Violation {
   // Where in the user's program to point (the top contributor's source).
   std::string source_file;
   int64_t source_line = 0;
+  // On a helper module (HelperModules): still a violation, but the text
+  // says how to gate the step alone when every violation is on one.
+  bool on_helper = false;
 };
 
 struct CheckResult {
