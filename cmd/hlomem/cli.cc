@@ -204,8 +204,17 @@ struct ReportFlags {
   std::optional<double> mem_fraction;
   bool stats = false;  // report --stats: time and memory per phase on stderr
   bool skip_unreadable = false;
+  bool all = false;  // --all: every module in full, as today's dump holds them
   LimitFlags limits;
 };
+
+// --all, for the commands whose text summarizes a dump's helper modules.
+void AddAllFlag(CLI::App* command, ReportFlags* flags) {
+  command->add_flag("--all", flags->all,
+                    "Show every module in full (default: the small helper modules JAX compiles "
+                    "around a step, such as jit__normal or jit_true_divide, and further compiles of "
+                    "a module already shown are summarized on one line each)");
+}
 
 // The flags every command that builds a report takes (report, diff, check,
 // capture).
@@ -380,6 +389,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
 hlomem::report::WriteOptions MakeWriteOptions(const ReportFlags& flags) {
   hlomem::report::WriteOptions options;
   options.top = flags.top;
+  options.all_modules = flags.all;
   const bool to_terminal = (flags.output.empty() || flags.output == "-") && ::isatty(STDOUT_FILENO);
   options.color = to_terminal && !flags.no_color && std::getenv("NO_COLOR") == nullptr;
   return options;
@@ -553,7 +563,7 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
   write.color = false;
   if (check.github) {
     // Annotations on stderr keep stdout for the report (abicheck does so).
-    const std::string annotations = hlomem::report::GithubAnnotations(result, *report, source_root);
+    const std::string annotations = hlomem::report::GithubAnnotations(result, *report, source_root, 10, flags.all);
     std::fwrite(annotations.data(), 1, annotations.size(), stderr);
     AppendToStepSummary(hlomem::report::WriteCheckMarkdown(result, *report, write));
   }
@@ -567,7 +577,7 @@ int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
   }
   const std::string text = flags.format == "markdown"
                                ? hlomem::report::WriteCheckMarkdown(result, *report, write)
-                               : hlomem::report::FormatCheckText(result);
+                               : hlomem::report::FormatCheckText(result, flags.all);
   const int emitted = Emit(text, flags.output);
   if (emitted != kExitOk) return emitted;
   return result.passed() ? kExitOk : kExitGateFailed;
@@ -799,6 +809,7 @@ int Main(int argc, const char* const* argv) {
   report->add_option("--format,-f", report_flags.format, "text, json, markdown, csv or html")
       ->check(CLI::IsMember(FormatNames()));
   AddReportFlags(report, &report_flags);
+  AddAllFlag(report, &report_flags);
   report->add_flag("--stats", report_flags.stats,
                    "Print time and memory per phase (read, parse, analyze, detect, write) to stderr");
 
@@ -836,6 +847,7 @@ int Main(int argc, const char* const* argv) {
   check->add_option("--format,-f", check_flags.format, "text or markdown")
       ->check(CLI::IsMember({"text", "markdown"}));
   AddReportFlags(check, &check_flags);
+  AddAllFlag(check, &check_flags);
 
   ReportFlags capture_flags;
   std::string capture_dir;
@@ -847,6 +859,7 @@ int Main(int argc, const char* const* argv) {
   capture->add_option("--format,-f", capture_flags.format, "text, json, markdown, csv or html")
       ->check(CLI::IsMember(FormatNames()));
   AddReportFlags(capture, &capture_flags);
+  AddAllFlag(capture, &capture_flags);
   capture->add_option("command", capture_command, "-- COMMAND [ARGS...]")->required();
   capture->positionals_at_end();
 

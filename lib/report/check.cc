@@ -265,7 +265,11 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options) {
       }
     }
   }
-  for (const ModuleReport& m : report.modules) {
+  const std::vector<bool> helper = HelperModules(report);
+  for (size_t k = 0; k < report.modules.size(); ++k) {
+    const ModuleReport& m = report.modules[k];
+    const size_t passes_before = result.passes.size();
+    const size_t violations_before = result.violations.size();
     if (!m.computed) {
       result.notes.push_back(absl::StrCat(m.name, ": no HLO in the dump; not checked"));
       continue;
@@ -281,6 +285,13 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options) {
     if (options.baseline != nullptr) CheckBaseline(report, m, baseline_of[&m], options, &result);
     CheckDeviceFit(m, options, &result);
     CheckFindings(m, options, &result);
+    result.pass_helper.resize(passes_before);
+    result.pass_helper.resize(result.passes.size(), helper[k] ? m.name : "");
+    result.pass_module.resize(passes_before);
+    result.pass_module.resize(result.passes.size(), k);
+    for (size_t v = violations_before; v < result.violations.size(); ++v) {
+      result.violations[v].on_helper = helper[k];
+    }
   }
   return result;
 }
@@ -297,9 +308,28 @@ std::string RelativeTo(const std::string& path, const std::string& root) {
   return path.substr(start);
 }
 
-std::string FormatCheckText(const CheckResult& result) {
+std::string FormatCheckText(const CheckResult& result, bool all) {
   std::string out;
-  for (const std::string& line : result.passes) absl::StrAppend(&out, "ok    ", line, "\n");
+  std::vector<std::string> helpers;  // a name per helper module's pass
+  size_t helper_passes = 0;
+  for (size_t k = 0; k < result.passes.size(); ++k) {
+    const bool helper = !all && k < result.pass_helper.size() && !result.pass_helper[k].empty();
+    if (!helper) {
+      absl::StrAppend(&out, "ok    ", result.passes[k], "\n");
+      continue;
+    }
+    ++helper_passes;
+    // Passes of one module follow each other: count the module once.
+    if (k == 0 || k >= result.pass_module.size() || result.pass_module[k - 1] != result.pass_module[k] ||
+        helpers.empty()) {
+      helpers.push_back(result.pass_helper[k]);
+    }
+  }
+  if (!helpers.empty()) {
+    absl::StrAppend(&out, "ok    ", helpers.size(), " small helper module", helpers.size() == 1 ? "" : "s",
+                    " (", CountedNames(helpers, 4), "): ", helper_passes,
+                    helper_passes == 1 ? " check passes" : " checks pass", "; --all lists them\n");
+  }
   for (const std::string& line : result.notes) absl::StrAppend(&out, "note  ", line, "\n");
   for (const Violation& v : result.violations) {
     absl::StrAppend(&out, "FAIL  ", v.message, "\n");
@@ -314,6 +344,16 @@ std::string FormatCheckText(const CheckResult& result) {
       out.append("\n");
     }
   }
+  const bool only_helpers =
+      !all && !result.violations.empty() &&
+      std::all_of(result.violations.begin(), result.violations.end(),
+                  [](const Violation& v) { return v.on_helper; });
+  if (only_helpers) {
+    absl::StrAppend(&out,
+                    "note  every violation is on a small helper module JAX compiled around the step "
+                    "(random init, single operations); to gate the step alone, choose it with "
+                    "--module REGEX\n");
+  }
   absl::StrAppend(&out, result.passed() ? "check passed"
                                         : absl::StrCat("check FAILED: ", result.violations.size(),
                                                        result.violations.size() == 1 ? " violation"
@@ -323,7 +363,7 @@ std::string FormatCheckText(const CheckResult& result) {
 }
 
 std::string GithubAnnotations(const CheckResult& result, const Report& report,
-                              const std::string& source_root, int cap) {
+                              const std::string& source_root, int cap, bool all) {
   std::string out;
   auto emit = [&](absl::string_view command, const std::string& file, int64_t line,
                   const std::string& title, const std::string& message) {
@@ -360,9 +400,17 @@ std::string GithubAnnotations(const CheckResult& result, const Report& report,
   // Findings that did not fail the gate still deserve a look on the PR.
   size_t warnings = 0;
   size_t unshown = 0;
-  for (const ModuleReport& m : report.modules) {
+  size_t on_helpers = 0;
+  const std::vector<bool> helper = all ? std::vector<bool>(report.modules.size(), false)
+                                       : HelperModules(report);
+  for (size_t k = 0; k < report.modules.size(); ++k) {
+    const ModuleReport& m = report.modules[k];
     for (const detect::Finding& f : m.findings) {
       if (failed.count({m.name, f.detector}) != 0) continue;
+      if (helper[k]) {
+        ++on_helpers;
+        continue;
+      }
       if (static_cast<int>(warnings) == cap) {
         ++unshown;
         continue;
@@ -376,6 +424,12 @@ std::string GithubAnnotations(const CheckResult& result, const Report& report,
     }
   }
   say_rest(unshown, "finding");
+  if (on_helpers > 0) {
+    emit("notice", "", 0, "hlomem",
+         absl::StrCat(on_helpers, " finding", on_helpers == 1 ? "" : "s",
+                      " on small helper modules (random init, optimizer init, single operations) not "
+                      "annotated; the report lists them with --all"));
+  }
   return out;
 }
 

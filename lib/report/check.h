@@ -52,6 +52,9 @@ struct Violation {
   // Where in the user's program to point (the top contributor's source).
   std::string source_file;
   int64_t source_line = 0;
+  // On a helper module (HelperModules): still a violation, but the text
+  // says how to gate the step alone when every violation is on one.
+  bool on_helper = false;
 };
 
 struct CheckResult {
@@ -59,6 +62,11 @@ struct CheckResult {
   // Passing lines ("total 224.01GiB within --max-total 250GiB") and notes
   // (a module missing from the baseline).
   std::vector<std::string> passes;
+  // Per pass, the name of its module when that module is a helper
+  // (HelperModules: jit__normal, jit_true_divide, ...), else "": the text
+  // summarizes those passes on one line.
+  std::vector<std::string> pass_helper;
+  std::vector<size_t> pass_module;  // per pass, its module's index in the report
   std::vector<std::string> notes;
   bool passed() const { return violations.empty(); }
 };
@@ -73,8 +81,10 @@ CheckResult RunCheck(const Report& report, const CheckOptions& options);
 absl::Status ValidateBaseline(const Report& report, const Report& baseline, bool allow_new,
                               absl::string_view remedy);
 
-// The human form: one block per violation, then a verdict line.
-std::string FormatCheckText(const CheckResult& result);
+// The human form: one block per violation, then a verdict line. Unless
+// `all`, the passes of helper modules are one line; violations are always
+// each listed, whatever module they are on.
+std::string FormatCheckText(const CheckResult& result, bool all = true);
 
 // GitHub workflow commands for stderr: `::error file=...,line=...,title=...::msg`
 // per violation and `::warning` per finding that did not fail the gate.
@@ -82,8 +92,11 @@ std::string FormatCheckText(const CheckResult& result);
 // of each get one, then a notice says where the rest are. `source_root`
 // (e.g. $GITHUB_WORKSPACE) is stripped from file paths so annotations land
 // on the repository's files.
+// Unless `all`, findings on helper modules (HelperModules: random init,
+// optimizer init) are not annotated, since the user cannot act on them;
+// a notice counts them. Violations are annotated on any module.
 std::string GithubAnnotations(const CheckResult& result, const Report& report,
-                              const std::string& source_root, int cap = 10);
+                              const std::string& source_root, int cap = 10, bool all = true);
 
 // The path relative to `root` when it lies under it, else unchanged.
 std::string RelativeTo(const std::string& path, const std::string& root);

@@ -368,6 +368,38 @@ void SortModulesLargestFirst(Report* report) {
                    [](const ModuleReport& a, const ModuleReport& b) { return ModuleSize(a) > ModuleSize(b); });
 }
 
+std::vector<bool> HelperModules(const Report& report) {
+  std::vector<bool> helper(report.modules.size(), false);
+  if (report.modules.size() < 2) return helper;
+  bool any_other = false;
+  for (size_t k = 0; k < report.modules.size(); ++k) {
+    const ModuleReport& m = report.modules[k];
+    const bool small = m.instruction_count > 0 && m.instruction_count < kHelperMaxInstructions;
+    const bool must_show = m.oom.has_value() || (m.device_fit && !m.device_fit->fits);
+    helper[k] = !must_show && (absl::StartsWith(m.name, "jit__") || small);
+    any_other = any_other || !helper[k];
+  }
+  if (!any_other) helper.assign(helper.size(), false);
+  return helper;
+}
+
+std::string CountedNames(const std::vector<std::string>& names, size_t shown) {
+  std::map<std::string, int> counts;
+  for (const std::string& name : names) ++counts[name];
+  std::vector<std::pair<std::string, int>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : sorted) {
+    if (parts.size() == shown) {
+      parts.push_back("...");
+      break;
+    }
+    parts.push_back(count > 1 ? absl::StrCat(name, " x", count) : name);
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 std::vector<RankedFix> RankFixes(const ModuleReport& module) {
   std::set<std::string> live_at_peak;
   for (const BufferRow* row : TopAtPeak(module, std::numeric_limits<int>::max())) {

@@ -254,6 +254,28 @@ int64_t ModuleSize(const ModuleReport& module);
 // a training script's dump holds dozens of small modules around the step.
 void SortModulesLargestFirst(Report* report);
 
+// The small programs JAX compiles around a training step for work done
+// eagerly: jax.random.normal runs jit__normal, `w / n` jit_true_divide,
+// `x[i:j]` jit_dynamic_slice, jnp.asarray(...) jit_convert_element_type.
+// A script's dump holds dozens; the text formats summarize them on one line
+// so the step is what the reader sees. A module is such a helper when
+//   - its name starts with "jit__": a JAX-private function (_normal,
+//     _randint, _threefry_split, _one_hot, _uniform) jitted and called
+//     eagerly; no user function is named with a leading underscore by jit,
+//     or
+//   - it has fewer than kHelperMaxInstructions instructions: one operation
+//     with its parameters, a constant and a fusion (jit_true_divide has 12).
+// Size does not decide: initializing the first layer's weights
+// (jit__normal, 6.1MiB) takes more than the step that trains them (5.4MiB).
+// Never a helper: a module with an out-of-memory error or a failed device
+// fit (the reader must see it), nor any module when fewer than two are
+// given or when every module would be one (then nothing is drowned).
+inline constexpr int64_t kHelperMaxInstructions = 16;
+std::vector<bool> HelperModules(const Report& report);
+// Names with their counts, most frequent first (ties by name), at most
+// `shown` then "...": "jit__normal x4, jit_dynamic_slice x4, jit_sqrt, ...".
+std::string CountedNames(const std::vector<std::string>& names, size_t shown);
+
 // Bytes live at the peak grouped by the buffers' source line or op_name,
 // largest first; the key is "" for buffers without one.
 enum class RollupKey : uint8_t { kSourceLine, kOpName };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -86,6 +87,13 @@ class Table {
   std::vector<size_t> max_;
 };
 
+// Below this much temp, fragmentation is not stated as a share of it.
+constexpr int64_t kMinTempForShare = 4096;
+// On CPU, a temp under 1/100 (1%) of the peak gets a note: the program's
+// intermediates are elsewhere (AppendSummary). A step whose activations do
+// sit in temp (the MLP of testdata/dumps/mlp_b64_last40: 4-7%) gets none.
+constexpr int64_t kCpuTempShareDivisor = 100;
+
 constexpr size_t kShapeWidth = 30;
 constexpr size_t kLabelWidth = 56;
 
@@ -135,8 +143,11 @@ void AppendSummary(const ModuleReport& m, const Style& style, std::string* out) 
   std::vector<std::string> peak = {"peak live", HumanBytes(c.peak_live_bytes.value_or(0))};
   std::vector<std::string> frag = {"fragmentation", HumanBytes(c.fragmentation_bytes.value_or(0))};
   const std::string peak_note = absl::StrCat("at step ", m.profile.peak_step, " of ", m.schedule_length);
+  // A share of a few bytes of temp ("60B, 88.2% of temp") alarms for nothing.
   const std::string frag_note =
-      absl::StrCat(Percent(c.fragmentation_bytes.value_or(0), c.temp_bytes), " of temp");
+      c.temp_bytes < kMinTempForShare
+          ? ""
+          : absl::StrCat(Percent(c.fragmentation_bytes.value_or(0), c.temp_bytes), " of temp");
   if (has_xla) {
     peak.insert(peak.end(), {"", peak_note});
     frag.insert(frag.end(), {"", frag_note});
@@ -157,6 +168,21 @@ void AppendSummary(const ModuleReport& m, const Style& style, std::string* out) 
   }
   out->append("\n");
   out->append(table_text);
+  // XLA:CPU puts a program's intermediate values in its output allocations
+  // (they are listed as `output`), so its temp is a sliver of what the
+  // program holds, and a temp budget gates little there.
+  const int64_t peak_live = c.peak_live_bytes.value_or(0);
+  // A program of one operation has no intermediates to misplace.
+  const bool has_intermediates = m.instruction_count == 0 || m.instruction_count >= kHelperMaxInstructions;
+  if (m.backend == "cpu" && has_intermediates && peak_live > 0 &&
+      c.temp_bytes * kCpuTempShareDivisor < peak_live) {
+    absl::StrAppend(out, "  ",
+                    style.Dim(absl::StrCat("note: temp is ", Percent(c.temp_bytes, peak_live),
+                                           " of the peak: XLA:CPU places temporaries in output "
+                                           "allocations; gate with peak or total (--max-peak, "
+                                           "--max-total), not temp")),
+                    "\n");
+  }
 }
 
 // Each memory space on its own: TPU's HBM, VMEM and SMEM have separate
@@ -418,30 +444,107 @@ void AppendChanges(const ModuleDiff& d, const WriteOptions& options, const Style
 
 }  // namespace
 
+namespace {
+
+// Which modules the text shows in full, in what order; the others are
+// summarized. A dump's helper modules (HelperModules) become one line; of a
+// program compiled more than once under one name (the last, smaller batch
+// of an epoch), the largest is shown and the others named on one line.
+struct Focus {
+  std::vector<size_t> order;  // indices into report.modules
+  std::vector<bool> helper;
+  std::vector<bool> full;
+};
+
+Focus FocusOn(const Report& report, const WriteOptions& options) {
+  Focus focus;
+  const size_t n = report.modules.size();
+  for (size_t k = 0; k < n; ++k) focus.order.push_back(k);
+  if (options.largest_first) {
+    std::stable_sort(focus.order.begin(), focus.order.end(), [&](size_t a, size_t b) {
+      return ModuleSize(report.modules[a]) > ModuleSize(report.modules[b]);
+    });
+  }
+  focus.helper = options.all_modules ? std::vector<bool>(n, false) : HelperModules(report);
+  focus.full.assign(n, true);
+  if (options.all_modules) return focus;
+  std::set<std::string> shown;
+  for (size_t k : focus.order) {
+    const ModuleReport& m = report.modules[k];
+    if (focus.helper[k]) {
+      focus.full[k] = false;
+    } else if (!shown.insert(m.name).second && !m.oom && !(m.device_fit && !m.device_fit->fits)) {
+      focus.full[k] = false;
+    }
+  }
+  return focus;
+}
+
 // One line per module before the modules themselves, when there are
-// several: where to look first.
-void AppendModuleIndex(const Report& report, const Style& style, std::string* out) {
+// several: where to look first. The helper modules share one line.
+void AppendModuleIndex(const Report& report, const Focus& focus, const WriteOptions& options,
+                       const Style& style, std::string* out) {
   if (report.modules.size() < 2) return;
   absl::StrAppend(out, style.Bold(absl::StrCat(report.modules.size(), " modules")), "\n");
   Table table({"peak live", "total", "temp", "findings", "module", "target"},
               {true, true, true, true, false, false}, {0, 0, 0, 0, kLabelWidth, 0});
-  for (const ModuleReport& m : report.modules) {
+  std::vector<std::string> helper_names;
+  int64_t helper_bytes = 0;
+  size_t helper_findings = 0;
+  for (size_t k : focus.order) {
+    const ModuleReport& m = report.modules[k];
+    if (focus.helper[k]) {
+      helper_names.push_back(m.name);
+      helper_bytes += ModuleSize(m);
+      helper_findings += m.findings.size();
+      continue;
+    }
     const std::optional<MemoryNumbers>& n = m.computed ? m.computed : m.xla;
     table.Add({m.computed && m.computed->peak_live_bytes ? HumanBytes(*m.computed->peak_live_bytes) : "-",
                n ? HumanBytes(n->total_bytes) : "-", n ? HumanBytes(n->temp_bytes) : "-",
                absl::StrCat(m.findings.size()), m.name, m.target.empty() ? m.backend : m.target});
   }
   table.Render(style, out);
+  if (!helper_names.empty()) {
+    absl::StrAppend(out, "  + ", helper_names.size(), " small helper module",
+                    helper_names.size() == 1 ? "" : "s", " (", CountedNames(helper_names, 4), "; ",
+                    HumanBytes(helper_bytes), " peak in all",
+                    helper_findings > 0 ? absl::StrCat(", ", helper_findings, " findings") : "",
+                    "); ", AllHint(options), " shows them\n");
+  }
   out->append("\n");
 }
+
+// The modules of one name not shown in full: "jit_train_step: 1 more
+// compile (peak 5.31MiB); --all shows it".
+void AppendRepeats(const Report& report, const Focus& focus, const std::string& name,
+                   const WriteOptions& options, const Style& style, std::string* out) {
+  std::vector<std::string> peaks;
+  for (size_t k : focus.order) {
+    const ModuleReport& m = report.modules[k];
+    if (m.name != name || focus.full[k] || focus.helper[k]) continue;
+    peaks.push_back(HumanBytes(ModuleSize(m)));
+  }
+  if (peaks.empty()) return;
+  absl::StrAppend(out, "\n", style.Dim(absl::StrCat("module ", name, ": ", peaks.size(), " more compile",
+                                                     peaks.size() == 1 ? "" : "s", " of this name (peak ",
+                                                     absl::StrJoin(peaks, ", "), "); ", AllHint(options), " shows ",
+                                                     peaks.size() == 1 ? "it" : "them")),
+                  "\n");
+}
+
+}  // namespace
 
 std::string WriteText(const Report& report, const WriteOptions& options) {
   const Style style{options.color};
   std::string out;
   for (const std::string& w : report.warnings) absl::StrAppend(&out, style.Yellow(w), "\n");
-  AppendModuleIndex(report, style, &out);
+  const Focus focus = FocusOn(report, options);
+  AppendModuleIndex(report, focus, options, style, &out);
   bool first = true;
-  for (const ModuleReport& m : report.modules) {
+  for (size_t k : focus.order) {
+    const ModuleReport& m = report.modules[k];
+    if (!focus.full[k]) continue;
     if (!first) out.append("\n");
     first = false;
     AppendModuleTitle(m, style, &out);
@@ -451,17 +554,18 @@ std::string WriteText(const Report& report, const WriteOptions& options) {
                         HumanAndExact(m.xla->total_bytes), ", temp ", HumanBytes(m.xla->temp_bytes),
                         "\n");
       }
-      continue;
+    } else {
+      AppendSummary(m, style, &out);
+      AppendMemorySpaces(m, style, &out);
+      AppendOom(m, style, &out);
+      AppendDeviceFit(m, style, &out);
+      AppendPeakTable(m, options, style, &out);
+      AppendRollup(m, RollupKey::kSourceLine, options, style, &out);
+      AppendRollup(m, RollupKey::kOpName, options, style, &out);
+      AppendTimeline(m, options, style, &out);
+      AppendFindings(m.findings, "Findings", options.width, style, &out);
     }
-    AppendSummary(m, style, &out);
-    AppendMemorySpaces(m, style, &out);
-    AppendOom(m, style, &out);
-    AppendDeviceFit(m, style, &out);
-    AppendPeakTable(m, options, style, &out);
-    AppendRollup(m, RollupKey::kSourceLine, options, style, &out);
-    AppendRollup(m, RollupKey::kOpName, options, style, &out);
-    AppendTimeline(m, options, style, &out);
-    AppendFindings(m.findings, "Findings", options.width, style, &out);
+    AppendRepeats(report, focus, m.name, options, style, &out);
   }
   return out;
 }

@@ -33,11 +33,22 @@ struct WriteOptions {
   // Name options as Python's keywords ("top=N"), not the CLI's flags
   // ("--top N"): the Python face's text.
   bool python_names = false;
+  // Text: every module in full, as the dump has them. By default the
+  // helper modules JAX compiles around a step (HelperModules) and repeated
+  // compiles of a program already shown are summarized on one line each.
+  bool all_modules = false;
+  // Text: show the modules largest first (ModuleSize) whatever the report's
+  // order (Python's reports keep the dump's order; the CLI sorts them).
+  bool largest_first = false;
 };
 
 // How to ask for more rows: "--top N", or "top=N" for Python.
 inline const char* TopHint(const WriteOptions& options) {
   return options.python_names ? "write(top=N)" : "--top N";
+}
+// How to see every module: "--all", or "write(all=True)" for Python.
+inline const char* AllHint(const WriteOptions& options) {
+  return options.python_names ? "write(all=True)" : "--all";
 }
 
 std::string WriteReport(const Report& report, Format format, const WriteOptions& options);

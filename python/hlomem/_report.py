@@ -458,9 +458,15 @@ class Report:
         return best
 
     # --- rendering -------------------------------------------------------
-    def write(self, format: str = "text", top: int = 10, width: int = 100) -> str:
-        """The report in a CLI format: text, json, markdown, csv or html."""
-        return self._handle.write(format, top, width)
+    def write(self, format: str = "text", top: int = 10, width: int = 100,
+              all: bool = False) -> str:
+        """The report in a CLI format: text, json, markdown, csv or html.
+
+        The text shows the modules largest first, as the CLI does, with the
+        small helper modules JAX compiles around a step (jit__normal,
+        jit_true_divide, ...) summarized on one line; ``all=True`` shows
+        every module in full."""
+        return self._handle.write(format, top, width, all_modules=all)
 
     def __str__(self) -> str:
         return self.write("text")

@@ -93,11 +93,16 @@ void ApplyDevice(const AnalyzeOptions& in, report::Report* out) {
 struct ReportHandle {
   std::shared_ptr<const report::Report> report;
 
-  std::string Write(const std::string& format, int top, int width, bool buffers,
-                    bool timeline) const {
+  std::string Write(const std::string& format, int top, int width, bool buffers, bool timeline,
+                    bool all_modules) const {
     report::WriteOptions options;
     options.python_names = true;
     options.top = top;
+    // The text shows the modules as the CLI does: largest first, helper
+    // modules on one line unless `all_modules`. The report keeps the
+    // dump's order (Report.modules, the JSON).
+    options.largest_first = true;
+    options.all_modules = all_modules;
     options.width = width;
     options.json_buffers = buffers;
     options.json_timeline = timeline;
@@ -272,7 +277,8 @@ NB_MODULE(_core, m) {
 
   nb::class_<ReportHandle>(m, "ReportHandle")
       .def("write", &ReportHandle::Write, nb::arg("format"), nb::arg("top") = 10,
-           nb::arg("width") = 100, nb::arg("buffers") = true, nb::arg("timeline") = true);
+           nb::arg("width") = 100, nb::arg("buffers") = true, nb::arg("timeline") = true,
+           nb::arg("all_modules") = false);
 
   nb::class_<CheckHandle>(m, "CheckHandle")
       .def_prop_ro("passed", [](const CheckHandle& c) { return c.result.passed(); })

@@ -2,6 +2,7 @@
 // leaves them (testdata/dumps: helper modules, a step compiled twice): a
 // gate must never pass because it compared the wrong modules or skipped
 // one it could not read.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -64,7 +65,8 @@ TEST(GateTest, TheDumpRepeatsModuleNames) {
 
 TEST(GateTest, ASelfCheckOfADumpWithRepeatsIsZeroEverywhere) {
   const std::string baseline = RecordBaseline(kLast40, "self");
-  const auto run = Hlomem("check " + kLast40 + " --baseline " + baseline);
+  // --all: each helper module's pass on its own line, to be read here.
+  const auto run = Hlomem("check " + kLast40 + " --baseline " + baseline + " --all");
   EXPECT_EQ(run.exit_code, 0) << run.out;
   const std::vector<std::string> compared = LinesMatching(run.out, "vs baseline");
   EXPECT_EQ(compared.size(), 3u * 23u) << run.out;  // total, temp and peak of each of the 23 modules
@@ -156,6 +158,129 @@ TEST(GateTest, ABaselineDumpFolderSaysHowToRecordTheJson) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_THAT(run.out, HasSubstr("--baseline takes a report's JSON, not a dump folder; record one with "
                                  "`hlomem report --format json -o baseline.json " + kLast40 + "`"));
+}
+
+// The text focuses on the step: a training script's dump is mostly the
+// helper modules JAX compiles around it (jax.random.normal -> jit__normal,
+// `w / n` -> jit_true_divide), and a report of each drowned the step
+// (1,156 lines, the step at line 88 after a random init).
+size_t CountLines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
+
+TEST(FocusTest, TheReportShowsTheStepFirstAndTheHelpersOnOneLine) {
+  const auto run = Hlomem("report " + kLast40);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_LE(CountLines(run.out), 85u) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("23 modules\n"));
+  const std::vector<std::string> titles = LinesMatching(run.out, "^module ");
+  ASSERT_FALSE(titles.empty()) << run.out;
+  EXPECT_THAT(titles.front(), HasSubstr("module jit_train_step  ("));
+  // The step in full once; its second compile (the last batch of 40) named.
+  EXPECT_EQ(LinesMatching(run.out, "^module jit_train_step  \\(").size(), 1u) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "^module jit_train_step: 1 more compile of this name \\(peak 5.31MiB\\)")
+                .size(),
+            1u)
+      << run.out;
+  const std::vector<std::string> helpers = LinesMatching(run.out, "small helper module");
+  ASSERT_EQ(helpers.size(), 1u) << run.out;
+  EXPECT_THAT(helpers[0], HasSubstr("+ 21 small helper modules (jit__normal x4, jit_dynamic_slice x4"));
+  EXPECT_THAT(helpers[0], HasSubstr("--all shows them"));
+  EXPECT_THAT(run.out, Not(HasSubstr("module jit__normal")));
+  // The index lists the step's compiles before the helpers' line.
+  EXPECT_LT(run.out.find("jit_train_step  cpu"), run.out.find("small helper"));
+}
+
+TEST(FocusTest, AllShowsEveryModuleInFull) {
+  const auto run = Hlomem("report --all " + kLast40);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "^module .*  \\(cpu").size(), 23u) << run.out;
+  EXPECT_THAT(run.out, Not(HasSubstr("small helper")));
+  // Largest first, as before: the random init of the first layer leads.
+  EXPECT_EQ(LinesMatching(run.out, "^module ").front().rfind("module jit__normal  (", 0), 0u);
+  EXPECT_GT(CountLines(run.out), 1000u);
+}
+
+TEST(FocusTest, InDumpOrderTheHelpersAreStillOneLine) {
+  const auto run = Hlomem("report --sort dump " + kLast40);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "^module jit_train_step  \\(").size(), 1u) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "small helper module").size(), 1u) << run.out;
+}
+
+TEST(FocusTest, CheckSummarizesPassingHelpersOnOneLine) {
+  const auto run = Hlomem("check --max-peak 100MiB " + kLast40);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "^ok    jit_train_step: peak live").size(), 2u) << run.out;
+  const std::vector<std::string> helpers = LinesMatching(run.out, "^ok    21 small helper modules");
+  ASSERT_EQ(helpers.size(), 1u) << run.out;
+  EXPECT_THAT(helpers[0], HasSubstr("21 checks pass; --all lists them"));
+  EXPECT_LE(CountLines(run.out), 5u) << run.out;
+  const auto all = Hlomem("check --max-peak 100MiB --all " + kLast40);
+  EXPECT_EQ(LinesMatching(all.out, "^ok    .*within --max-peak").size(), 23u) << all.out;
+}
+
+TEST(FocusTest, CheckFailsOnEveryModuleHelpersIncluded) {
+  // Each of the 23 modules is over 4 bytes: each violation is listed.
+  const auto run = Hlomem("check --max-total 4B " + kLast40);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "^FAIL  ").size(), 23u) << run.out;
+  EXPECT_EQ(LinesMatching(run.out, "^FAIL  jit__normal: total").size(), 4u) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("check FAILED: 23 violations"));
+  EXPECT_THAT(run.out, Not(HasSubstr("small helper")));  // the step fails too: no note either
+  // 1KiB: the helpers over it fail, each listed; those within it pass on
+  // one line.
+  const auto kib = Hlomem("check --max-total 1KiB " + kLast40);
+  EXPECT_EQ(kib.exit_code, 1) << kib.out;
+  EXPECT_EQ(LinesMatching(kib.out, "^FAIL  ").size(), 17u) << kib.out;
+  EXPECT_EQ(LinesMatching(kib.out, "^FAIL  jit_train_step: total").size(), 2u) << kib.out;
+  EXPECT_EQ(LinesMatching(kib.out, "^ok    6 small helper modules").size(), 1u) << kib.out;
+  EXPECT_EQ(LinesMatching(kib.out, "^ok    ").size(), 1u) << kib.out;
+}
+
+TEST(FocusTest, GithubAnnotatesNoFindingOfAHelperButEveryViolation) {
+  const auto run = Hlomem("check --max-temp 1MiB --github " + kLast40);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  // The random inits over the temp budget fail, annotated as errors.
+  EXPECT_EQ(LinesMatching(run.out, "^::error .*jit__normal: temp").size(), 3u) << run.out;
+  // Findings: the step's only; the helpers' counted in a notice.
+  const std::vector<std::string> warnings = LinesMatching(run.out, "^::warning ");
+  ASSERT_EQ(warnings.size(), 2u) << run.out;
+  for (const std::string& w : warnings) EXPECT_THAT(w, HasSubstr("::jit_train_step: "));
+  EXPECT_THAT(run.out, HasSubstr("4 findings on small helper modules"));
+  // Only the random inits fail: the text says how to gate the step alone.
+  EXPECT_THAT(run.out, HasSubstr("note  every violation is on a small helper module"));
+  const auto all = Hlomem("check --max-temp 1MiB --github --all " + kLast40);
+  EXPECT_EQ(LinesMatching(all.out, "^::warning ").size(), 6u) << all.out;
+}
+
+TEST(FocusTest, ACpuModuleWithATinyTempSaysWhy) {
+  // An SGD update on CPU: its temp is 0B of a 768MiB peak.
+  const auto run = Hlomem("report " + std::string(HLOMEM_TESTDATA_DIR) + "/jax/det_missed_donation_pos");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("note: temp is 0.0% of the peak: XLA:CPU places temporaries in output "
+                                 "allocations; gate with peak or total (--max-peak, --max-total)"));
+  // The MLP step keeps its activations in temp (7% of its peak): no note.
+  const auto step = Hlomem("report " + kLast40);
+  EXPECT_THAT(step.out, Not(HasSubstr("XLA:CPU places temporaries")));
+  // No share of fragmentation for a temp of a few bytes: jit__threefry_split
+  // has 816B of fragmentation in 964B of temp.
+  const auto all = Hlomem("report --all --module threefry_split " + kLast40);
+  const std::vector<std::string> frag = LinesMatching(all.out, "^  fragmentation");
+  ASSERT_EQ(frag.size(), 1u) << all.out;
+  EXPECT_THAT(frag[0], HasSubstr("816B"));
+  EXPECT_THAT(frag[0], Not(HasSubstr("of temp")));
+}
+
+TEST(FocusTest, CaptureOfATrainingScriptFitsOnAScreen) {
+  // The command "runs" by copying the script's dump where XLA would write it.
+  const std::string dir = ::testing::TempDir() + "/focus_capture";
+  fs::remove_all(dir);
+  const auto run = hlomem::testing::RunCommand(std::string(HLOMEM_BINARY) + " capture --dir " + dir +
+                                               " -- cp -r " + kLast40 + "/. " + dir + " 2>/dev/null");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_LE(CountLines(run.out), 85u) << run.out;
+  EXPECT_THAT(LinesMatching(run.out, "^module ").front(), HasSubstr("module jit_train_step  ("));
+  EXPECT_EQ(LinesMatching(run.out, "small helper module").size(), 1u) << run.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace

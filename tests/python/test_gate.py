@@ -64,3 +64,18 @@ def test_save_writes_files_as_the_cli_does(testdata, tmp_path):
     path = tmp_path / "report.json"
     hlomem.analyze(testdata / "jax" / "argmax").save(path)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_print_orders_modules_as_the_cli_does(testdata):
+    """str(report) shows the step first with the helpers on one line, as
+    `hlomem report`; the modules themselves keep the dump's order."""
+    report = hlomem.analyze(testdata / "dumps" / "mlp_b64_last40")
+    text = str(report)
+    titles = [line for line in text.splitlines() if line.startswith("module ")]
+    assert titles[0].startswith("module jit_train_step  (")
+    assert len([line for line in text.splitlines() if "small helper module" in line]) == 1
+    assert len(text.splitlines()) <= 85
+    everything = report.write("text", all=True)
+    assert len([line for line in everything.splitlines()
+                if line.startswith("module ") and "  (" in line]) == len(report.modules) == 23
+    assert report.modules[0].name != "jit_train_step"  # the dump's order: jit_stage comes first
