@@ -63,6 +63,19 @@ std::pair<std::string, int64_t> SplitSource(const std::string& source) {
   return {source.substr(0, colon), line};
 }
 
+// Makes the change only A has at `gone` and the one only B has at `added`
+// one change (at `added`), and returns A's, for the caller to say what
+// differed between them.
+BufferChange MergeSides(const BufferKey& gone, const BufferKey& added,
+                        std::map<BufferKey, BufferChange>* changes) {
+  BufferChange a_side = std::move((*changes)[gone]);
+  changes->erase(gone);
+  BufferChange& c = (*changes)[added];
+  c.bytes_a = a_side.bytes_a;
+  c.count_a = a_side.count_a;
+  return a_side;
+}
+
 // Pairs the buffers only A has with those only B has that differ in their
 // line alone (same op_name, file and shape), in line order: code added or
 // removed above them moved them. The pairs become one change each.
@@ -86,12 +99,8 @@ void MatchMovedLines(std::map<BufferKey, BufferChange>* changes) {
     std::sort(gone.begin(), gone.end(), by_line);
     std::sort(added.begin(), added.end(), by_line);
     for (size_t k = 0; k < std::min(gone.size(), added.size()); ++k) {
-      BufferChange a_side = std::move((*changes)[gone[k]]);
-      changes->erase(gone[k]);
-      BufferChange& c = (*changes)[added[k]];
-      c.moved_from = a_side.source;
-      c.bytes_a = a_side.bytes_a;
-      c.count_a = a_side.count_a;
+      const BufferChange a_side = MergeSides(gone[k], added[k], changes);
+      (*changes)[added[k]].moved_from = a_side.source;
     }
   }
 }
@@ -111,12 +120,9 @@ void MatchChangedShapes(std::map<BufferKey, BufferChange>* changes) {
     if (it == only_b.end()) continue;
     std::vector<BufferKey>& added = it->second;
     for (size_t k = 0; k < std::min(gone.size(), added.size()); ++k) {
-      BufferChange a_side = std::move((*changes)[gone[k]]);
-      changes->erase(gone[k]);
+      const BufferChange a_side = MergeSides(gone[k], added[k], changes);
       BufferChange& c = (*changes)[added[k]];
       c.shape_from = a_side.shape;
-      c.bytes_a = a_side.bytes_a;
-      c.count_a = a_side.count_a;
       if (c.moved_from.empty()) c.moved_from = a_side.moved_from;
     }
   }
