@@ -668,6 +668,12 @@ int RunCapture(const std::string& dir, const std::vector<std::string>& command, 
     std::fprintf(stderr, "hlomem capture: warning: the command exited with status %d; reporting what it dumped\n",
                  run->exit_code);
   }
+  if (run->nothing_dumped) {
+    std::fprintf(stderr,
+                 "hlomem capture: error: the command wrote no XLA dump: it compiled nothing with XLA "
+                 "(or a persistent compilation cache served it)\n");
+    return run->exit_code != 0 ? run->exit_code : kExitBadInput;
+  }
   std::fprintf(stderr, "hlomem capture: dump in %s\n", run->dir.c_str());
   flags.paths = {run->dir};
   // An out-of-memory error in the command's output is explained against

@@ -108,7 +108,8 @@ absl::StatusOr<CaptureResult> RunCapture(const CaptureOptions& options) {
   }
   CaptureResult result;
   result.dir = options.dir.empty() ? DumpDirInFlags(options.user_xla_flags) : options.dir;
-  if (result.dir.empty()) {
+  const bool made_temp_dir = result.dir.empty();
+  if (made_temp_dir) {
     absl::StatusOr<std::string> dir = MakeTempDir();
     if (!dir.ok()) return dir.status();
     result.dir = *dir;
@@ -152,6 +153,9 @@ absl::StatusOr<CaptureResult> RunCapture(const CaptureOptions& options) {
     }
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.nothing_dumped = !HasEntries(result.dir);
+  // An empty folder of ours would be left in the temp dir for nothing.
+  if (made_temp_dir && result.nothing_dumped) ::rmdir(result.dir.c_str());
   return result;
 }
 

@@ -34,6 +34,8 @@ struct CaptureResult {
   std::string xla_flags;  // what the command ran with
   int exit_code = 0;      // the command's; 128+N when killed by signal N
   bool dir_had_files = false;  // the dump dir was not empty before the run
+  // The command wrote no dump; a temporary dump dir made for it is gone.
+  bool nothing_dumped = false;
   // The command's stderr, which was also passed through to ours as it
   // came (the last kKeptOutputBytes of it): where an out-of-memory error
   // lands.

@@ -224,6 +224,13 @@ TEST(CaptureCliTest, AFailedCommandStillReportsAndAnEmptyDumpIsAnError) {
   EXPECT_THAT(failed.out, HasSubstr("224.01GiB"));
   const CommandRun nothing = Hlomem("capture --dir " + TempPath("capture_empty") + " -- true");
   EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_THAT(nothing.err, HasSubstr("the command wrote no XLA dump"));
+  // Without --dir the dump goes to a folder of the temp dir, which is not
+  // left behind empty.
+  const std::string tmp = TempPath("capture_tmpdir");
+  std::system(("rm -rf " + tmp + " && mkdir -p " + tmp).c_str());
+  EXPECT_EQ(Hlomem("capture -- true", "TMPDIR=" + tmp).exit_code, 2);
+  EXPECT_EQ(std::system(("test -z \"$(ls -A " + tmp + ")\"").c_str()), 0) << "left in " << tmp;
   EXPECT_EQ(Hlomem("capture --dir /tmp/x").exit_code, 2);  // no command
 }
 
