@@ -716,6 +716,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--plot", help="Write the chart to FILE (.png, or .svg)")
     parser.add_argument("--at-least", type=int, default=None, metavar="N",
                         help="Exit 1 when the largest fitting value is below N (a CI gate)")
+    parser.add_argument("--baseline", metavar="FIT.json",
+                        help="A committed `hlomem fit --format json`: exit 1 when the largest value of "
+                             "any combination fell below its figure there")
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as e:
@@ -754,4 +757,36 @@ def main(argv: Sequence[str]) -> int:
         print(f"FAIL  the largest {result.setting} that fits is {result.largest}, below --at-least "
               f"{args.at_least}", file=sys.stderr)
         return 1
+    if args.baseline:
+        try:
+            falls = fallen_below(result, args.baseline)
+        except Error as e:
+            print(str(e), file=sys.stderr)
+            return 2
+        for line in falls:
+            print(f"FAIL  {line}", file=sys.stderr)
+        if falls:
+            return 1
     return 0
+
+
+def fallen_below(result: FitResult, baseline_path: str) -> List[str]:
+    """The combinations whose largest fitting value fell below a committed
+    fit result's: one line each ("remat=none: batch 68 -> 64 (baseline)")."""
+    try:
+        with open(baseline_path, encoding="utf-8") as f:
+            baseline = json.load(f)
+        before = {json.dumps(p["choices"], sort_keys=True): p["largest"] for p in baseline["frontier"]}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise Error(f"{baseline_path}: error: not a `hlomem fit --format json` result ({e})") from None
+    if baseline.get("setting") != result.setting:
+        raise Error(f"{baseline_path}: error: it searched {baseline.get('setting')!r}, "
+                    f"this run {result.setting!r}")
+    out = []
+    for point in result.frontier:
+        label = ", ".join(f"{k}={v}" for k, v in point.choices.items()) or result.setting
+        was = before.get(json.dumps(point.choices, sort_keys=True))
+        if was is not None and (point.largest is None or point.largest < was):
+            out.append(f"{label}: the largest {result.setting} that fits fell from {was} (baseline) "
+                       f"to {point.largest}")
+    return out

@@ -228,6 +228,13 @@ def test_real_cpu_compiles_agree_with_an_exhaustive_search(tmp_path, monkeypatch
                       "--format", "json"]) == 0
     assert _fit.main([ref, "--set", "batch=1:64", "--usable", "16"]) == 1
     assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(usable), "--at-least", "65"]) == 1
+    # A committed result gates later runs: the same budget passes, a smaller one fails.
+    assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(usable), "--baseline",
+                      str(tmp_path / "r.json")]) == 0
+    assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(total(20)), "--baseline",
+                      str(tmp_path / "r.json")]) == 1
+    assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(usable), "--baseline",
+                      str(program)]) == 2  # not a fit result
 
 
 def test_an_unknown_device_is_refused_before_any_compile():
