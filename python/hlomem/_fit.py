@@ -21,7 +21,7 @@ import sys
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._report import Error, write_atomically
 
@@ -240,9 +240,6 @@ def default_cache_dir() -> str:
         return os.environ["HLOMEM_CACHE_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "hlomem", "fit")
-
-
-ProbeFn = Callable[[Dict[str, Any]], "concurrent.futures.Future"]
 
 
 class _InProcessExecutor(concurrent.futures.Executor):
