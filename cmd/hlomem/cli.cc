@@ -100,10 +100,18 @@ int EmitJson(const hlomem::report::Report& report, const hlomem::report::WriteOp
   return kExitOk;
 }
 
-hlomem::dump::Stage ParseStage(const std::string& stage) {
-  return stage == "before" ? hlomem::dump::Stage::kBeforeOptimizations
-                           : hlomem::dump::Stage::kAfterOptimizations;
+// --stage: "" reads each module after optimizations, or before them as an
+// estimate where that is all there is; "after" or "before" reads only the
+// modules dumped at that stage.
+void ApplyStage(const std::string& stage, hlomem::dump::LoadOptions* options) {
+  options->stage = stage == "before" ? hlomem::dump::Stage::kBeforeOptimizations
+                                     : hlomem::dump::Stage::kAfterOptimizations;
+  options->stage_only = !stage.empty();
 }
+
+constexpr const char* kStageHelp =
+    "Only the modules dumped at this stage: after or before optimizations (default: after, or "
+    "before as an estimate for a module that has nothing else)";
 
 // Resource guards against hostile or runaway input, raisable per run, and
 // the threads that reading may use.
@@ -167,7 +175,7 @@ std::string ParseSummary(const hlomem::dump::LoadedModule& m) {
 int RunParse(const std::vector<std::string>& paths, const std::string& stage,
              const LimitFlags& limits) {
   hlomem::dump::LoadOptions options;
-  options.stage = ParseStage(stage);
+  ApplyStage(stage, &options);
   limits.ApplyTo(&options);
   // Each module's line is made as soon as it is loaded and its model freed.
   absl::StatusOr<hlomem::dump::ConsumedLoad<std::string>> loaded =
@@ -189,7 +197,7 @@ struct ReportFlags {
   std::vector<std::string> paths;
   std::string format = "text";
   std::string output;
-  std::string stage = "after";
+  std::string stage;  // "", "after" or "before": see ApplyStage
   std::string module_regex;
   int top = 10;
   bool no_color = false;
@@ -222,7 +230,7 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("-o,--output", flags->output, "Write to FILE (atomically) instead of stdout");
   command->add_option("--top", flags->top, "Rows per table")->check(AtLeast(1));
   command->add_option("--module", flags->module_regex, "Only modules whose name matches REGEX");
-  command->add_option("--stage", flags->stage, "after or before optimizations")
+  command->add_option("--stage", flags->stage, kStageHelp)
       ->check(CLI::IsMember({"after", "before"}));
   command->add_flag("--no-color", flags->no_color, "No ANSI colors (also: NO_COLOR set, or not a terminal)");
   command->add_option("--alignment", flags->alignment,
@@ -331,7 +339,7 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     report = ReadReportJson(paths[0]);
   } else {
     hlomem::pipeline::ReportOptions options;
-    options.load.stage = ParseStage(flags.stage);
+    ApplyStage(flags.stage, &options.load);
     flags.limits.ApplyTo(&options.load);
     options.module_regex = flags.module_regex;
     options.alignment = flags.alignment;
@@ -799,11 +807,11 @@ int Main(int argc, const char* const* argv) {
       "python train.py");
 
   std::vector<std::string> parse_paths;
-  std::string parse_stage = "after";
+  std::string parse_stage;
   CLI::App* parse = app.add_subcommand("parse", "Parse and verify HLO modules; one line per module");
   parse->add_option("paths", parse_paths, "Dump directories or files (.txt, .hlo, .hlo.pb, .pbtxt)")
       ->required();
-  parse->add_option("--stage", parse_stage, "Which HLO of a dump: after or before optimizations")
+  parse->add_option("--stage", parse_stage, kStageHelp)
       ->check(CLI::IsMember({"after", "before"}));
   LimitFlags parse_limits;
   AddLimitFlags(parse, &parse_limits);

@@ -303,6 +303,41 @@ std::string StandaloneStem(absl::string_view basename) {
   return std::string(basename.substr(0, dot));
 }
 
+// A tag that XLA puts between the module name and the stage, and that the
+// name parser does not know (it knows XLA:TPU's `cl_<changelist>`), would
+// split one module in two: `jit_f` after optimizations and `jit_f.<tag>`
+// before them. The stages of one compile share directory, prefix and id, so
+// a group without after-optimizations files joins the group whose name it
+// extends by one token, if that one has them; its suffixes keep the tag.
+void PairTaggedStages(std::map<std::string, ModuleGroup>* groups) {
+  auto has_after = [](const ModuleGroup& group) {
+    for (const auto& [suffix, files] : group.by_suffix) {
+      if (files.stage == Stage::kAfterOptimizations) return true;
+    }
+    return false;
+  };
+  for (auto it = groups->begin(); it != groups->end();) {
+    ModuleGroup& tagged = it->second;
+    const size_t dot = tagged.module_name.rfind('.');
+    if (dot == std::string::npos || dot == 0 || has_after(tagged)) {
+      ++it;
+      continue;
+    }
+    const std::string tag = tagged.module_name.substr(dot + 1);
+    const auto untagged = groups->find(it->first.substr(0, it->first.size() - tag.size() - 1));
+    if (untagged == groups->end() || untagged->second.module_id != tagged.module_id ||
+        untagged->second.prefix != tagged.prefix || !has_after(untagged->second)) {
+      ++it;
+      continue;
+    }
+    for (auto& [suffix, files] : tagged.by_suffix) {
+      untagged->second.by_suffix.emplace(absl::StrCat(tag, ".", suffix), std::move(files));
+    }
+    untagged->second.input_index = std::min(untagged->second.input_index, tagged.input_index);
+    it = groups->erase(it);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<DiscoveryResult> DiscoverDumps(
@@ -456,6 +491,8 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
     }
   }
 
+  PairTaggedStages(&groups);
+
   // Choose one suffix per module; drop files that cannot be read.
   struct Ordered {
     std::tuple<size_t, std::string, std::string, int64_t, std::string> order;
@@ -463,6 +500,7 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
   };
   std::vector<Ordered> ordered;
   std::vector<bool> input_has_module(paths.size(), false);
+  std::vector<bool> input_had_other_stage(paths.size(), false);
   for (auto& [key, group] : groups) {
     const std::string* best_suffix = nullptr;
     const SuffixGroup* best = nullptr;
@@ -473,6 +511,17 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
         best_suffix = &suffix;
         best = &suffix_group;
       }
+    }
+    if (options.stage_only && best->stage != options.stage) {
+      for (const auto& [suffix, suffix_group] : group.by_suffix) {
+        for (const std::string& path : suffix_group.paths) {
+          if (!path.empty()) result.ignored_files.push_back(path);
+        }
+        for (const std::string& path : suffix_group.duplicates) result.ignored_files.push_back(path);
+      }
+      result.other_stage_modules.push_back(key);
+      input_had_other_stage[group.input_index] = true;
+      continue;
     }
     DumpModuleFiles module;
     module.key = key;
@@ -540,6 +589,13 @@ absl::StatusOr<DiscoveryResult> DiscoverDumps(
     result.modules.push_back(std::move(entry.module));
 
   for (size_t input : directory_inputs) {
+    if (!input_has_module[input] && input_had_other_stage[input]) {
+      const bool after = options.stage == Stage::kAfterOptimizations;
+      return FileError(paths[input],
+                       absl::StrCat("no module was dumped ", after ? "after" : "before",
+                                    " optimizations here (only ", after ? "before" : "after",
+                                    "; without --stage, such a module is read as an estimate)"));
+    }
     if (!input_has_module[input]) {
       return FileError(paths[input],
                        "no XLA dump files found (expected module_NNNN.*.txt "

@@ -55,6 +55,10 @@ struct DumpModuleFiles {
 
 struct DiscoveryOptions {
   Stage stage = Stage::kAfterOptimizations;  // or kBeforeOptimizations
+  // Only modules dumped at `stage` (the user asked for that stage). When
+  // false, a module that lacks it stands in with its other stage, marked
+  // stage_fallback.
+  bool stage_only = false;
   int max_depth = 8;  // directory levels below each given directory
 };
 
@@ -67,6 +71,8 @@ struct DiscoveryResult {
   std::vector<std::string> used_files;
   // Files seen but not used: other stages, pass dumps, LLVM IR, graphs...
   std::vector<std::string> ignored_files;
+  // With stage_only: the keys of modules left out for lacking the stage.
+  std::vector<std::string> other_stage_modules;
 };
 
 // Walks `paths` (directories and files). Errors: a path that does not exist

@@ -167,8 +167,23 @@ std::optional<SuffixMatch> MatchAfterOptimizations(absl::string_view stem) {
   return match;
 }
 
+// XLA:TPU puts its `cl_<changelist>` token between the module name and
+// every stage (`jit_f.cl_1004524046.before_optimizations`): the token joins
+// the suffix, as it does for after_optimizations, so that all stages of a
+// module share its name.
+SuffixMatch WithTpuTag(absl::string_view stem, SuffixMatch match) {
+  if (match.suffix_start < 2) return match;
+  const size_t previous = TokenStart(stem, match.suffix_start - 1);
+  const absl::string_view token = stem.substr(previous, match.suffix_start - 1 - previous);
+  if (absl::StartsWith(token, "cl_") && AllDigits(token.substr(3))) {
+    match.suffix_start = previous;
+    match.backend = std::string(token);
+  }
+  return match;
+}
+
 std::optional<SuffixMatch> MatchSuffix(absl::string_view stem) {
-  if (auto pass = MatchPassDump(stem)) return pass;
+  if (auto pass = MatchPassDump(stem)) return WithTpuTag(stem, *pass);
   const size_t last_dot = stem.rfind('.');
   const size_t last_start =
       last_dot == absl::string_view::npos ? 0 : last_dot + 1;
@@ -177,7 +192,7 @@ std::optional<SuffixMatch> MatchSuffix(absl::string_view stem) {
     SuffixMatch match;
     match.suffix_start = last_start;
     match.stage = Stage::kBeforeOptimizations;
-    return match;
+    return WithTpuTag(stem, match);
   }
   if (last_token == "before_auto_spmd_sharding" ||
       last_token == "after_auto_spmd_sharding" ||
@@ -185,7 +200,7 @@ std::optional<SuffixMatch> MatchSuffix(absl::string_view stem) {
     SuffixMatch match;
     match.suffix_start = last_start;
     match.stage = Stage::kIntermediate;
-    return match;
+    return WithTpuTag(stem, match);
   }
   return MatchAfterOptimizations(stem);
 }

@@ -262,6 +262,7 @@ absl::StatusOr<LoadResult> LoadDumps(const std::vector<std::string>& paths,
                                      const LoadOptions& options) {
   DiscoveryOptions discovery_options;
   discovery_options.stage = options.stage;
+  discovery_options.stage_only = options.stage_only;
   absl::StatusOr<DiscoveryResult> discovered = DiscoverDumps(paths, discovery_options);
   if (!discovered.ok()) return discovered.status();
   LoadResult result;

@@ -52,6 +52,7 @@ struct LoadedModule {
 
 struct LoadOptions {
   Stage stage = Stage::kAfterOptimizations;
+  bool stage_only = false;  // see DiscoveryOptions
   hlo::ParseOptions parse;
   // Modules with more elements are refused (hlo::VerifyElementCount).
   int64_t max_elements = hlo::kDefaultMaxElements;

@@ -14,7 +14,7 @@ from ._report import Bytes, Error, Report, parse_bytes
 PathLike = Union[str, os.PathLike]
 
 
-def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
+def analyze(obj: Any, *, target: Optional[str] = None, stage: Optional[str] = None,
             module: Optional[str] = None, min_bytes: Optional[Bytes] = None,
             device: Optional[str] = None, device_memory: Optional[Bytes] = None,
             mem_fraction: Optional[float] = None, frames: str = "user",
@@ -31,6 +31,9 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
         report's .json.
     target: the backend rules ("cpu", "h100", "tpu-v5e", ...); default: from
       the devices or the dump, as the CLI resolves it.
+    stage: "after" or "before": only the modules of a dump dumped at that
+      stage; default: after optimizations, or before them as an estimate for
+      a module that has nothing else.
     frames: "user" (source lines from the innermost frame outside jax, flax,
       optax... and site-packages) or "all" (the innermost frame).
     skip_unreadable: a module of a dump that cannot be read (a truncated
@@ -39,7 +42,7 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: str = "after",
     The other options are the CLI's `report` flags of the same names.
     """
     options = _core.AnalyzeOptions()
-    options.stage = stage
+    options.stage = stage or ""
     options.module_regex = module or ""
     options.min_bytes = -1 if min_bytes is None else parse_bytes(min_bytes, "min_bytes")
     options.device = device or ""

@@ -45,16 +45,21 @@ T ValueOrRaise(absl::StatusOr<T> value) {
   return std::move(*value);
 }
 
-dump::Stage ParseStage(const std::string& stage) {
-  if (stage == "after") return dump::Stage::kAfterOptimizations;
-  if (stage == "before") return dump::Stage::kBeforeOptimizations;
-  throw Error("error: stage must be 'after' or 'before', not '" + stage + "'");
+// "" as the CLI's default: after optimizations, or before them as an
+// estimate; "after" or "before": only the modules dumped at that stage.
+void ApplyStage(const std::string& stage, dump::LoadOptions* options) {
+  if (stage != "" && stage != "after" && stage != "before") {
+    throw Error("error: stage must be 'after' or 'before', not '" + stage + "'");
+  }
+  options->stage = stage == "before" ? dump::Stage::kBeforeOptimizations
+                                     : dump::Stage::kAfterOptimizations;
+  options->stage_only = !stage.empty();
 }
 
 // What analyze() takes besides its input: the CLI's report flags.
 struct AnalyzeOptions {
   std::string target;
-  std::string stage = "after";
+  std::string stage;
   std::string module_regex;
   int64_t min_bytes = -1;
   std::string device;
@@ -66,7 +71,7 @@ struct AnalyzeOptions {
 
 pipeline::ReportOptions ToPipelineOptions(const AnalyzeOptions& in) {
   pipeline::ReportOptions options;
-  options.load.stage = ParseStage(in.stage);
+  ApplyStage(in.stage, &options.load);
   options.target = in.target;
   options.module_regex = in.module_regex;
   options.detect.min_bytes = in.min_bytes;

@@ -162,6 +162,67 @@ TEST(DiscoverDumpsTest, BeforeStageOnRequest) {
   EXPECT_FALSE(result->modules[0].stage_fallback);
 }
 
+TEST(DiscoverDumpsTest, StageOnlyLeavesOutModulesWithoutIt) {
+  ScratchDir dir;
+  const std::string after = dir.Write("module_0001.jit_f.cpu_after_optimizations.txt");
+  dir.Write("module_0001.jit_f.before_optimizations.txt");
+  const std::string only_before = dir.Write("module_0002.jit_g.before_optimizations.txt");
+  DiscoveryOptions options;
+  options.stage_only = true;
+  absl::StatusOr<DiscoveryResult> result = DiscoverDumps({dir.path()}, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->modules.size(), 1u);
+  EXPECT_EQ(result->modules[0].hlo_text, after);
+  EXPECT_THAT(result->other_stage_modules, ElementsAre(dir / "module_0002.jit_g"));
+  EXPECT_THAT(result->ignored_files, Contains(only_before));
+  // The other way round, the module with only after-optimizations HLO goes.
+  options.stage = Stage::kBeforeOptimizations;
+  result = DiscoverDumps({dir.path()}, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->modules.size(), 2u);
+  for (const DumpModuleFiles& module : result->modules) {
+    EXPECT_EQ(module.stage, Stage::kBeforeOptimizations);
+  }
+}
+
+// XLA:TPU's token between the module name and every stage, and a tag the
+// name parser does not know: either way the stages of one compile (same
+// directory, prefix and id) are one module.
+TEST(DiscoverDumpsTest, TaggedStagesOfOneCompilePair) {
+  ScratchDir dir;
+  dir.Write("module_0000.jit_f.cl_1004524046.before_optimizations.txt");
+  const std::string after = dir.Write("module_0000.jit_f.cl_1004524046.after_optimizations.txt");
+  dir.Write("module_0000.jit_f.cl_1004524046.after_optimizations_after_buffer_assignment.txt");
+  const std::string ba =
+      dir.Write("module_0000.jit_f.cl_1004524046.after_optimizations-buffer-assignment.txt");
+  dir.Write("module_0000.jit_f.cl_1004524046.after_codegen.txt");
+  dir.Write("module_0004.jit_g.gen_7.before_optimizations.txt");
+  const std::string tagged_after = dir.Write("module_0004.jit_g.gen_7_after_optimizations.txt");
+  // Another compile's (id 5) before-optimizations HLO stays its own module.
+  const std::string other = dir.Write("module_0005.jit_g.gen_7.before_optimizations.txt");
+  absl::StatusOr<DiscoveryResult> result = DiscoverDumps({dir.path()}, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->modules.size(), 3u);
+  EXPECT_EQ(result->modules[0].module_name, "jit_f");
+  EXPECT_EQ(result->modules[0].hlo_text, after);
+  EXPECT_EQ(result->modules[0].buffer_assignment, ba);
+  EXPECT_EQ(result->modules[0].backend, "cl_1004524046");
+  EXPECT_EQ(result->modules[1].module_name, "jit_g");
+  EXPECT_EQ(result->modules[1].hlo_text, tagged_after);
+  EXPECT_EQ(result->modules[2].hlo_text, other);
+  EXPECT_TRUE(result->modules[2].stage_fallback);
+  // On request, the before-optimizations file of each compile.
+  DiscoveryOptions before;
+  before.stage = Stage::kBeforeOptimizations;
+  before.stage_only = true;
+  result = DiscoverDumps({dir.path()}, before);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->modules.size(), 3u);
+  EXPECT_EQ(result->modules[0].hlo_text,
+            dir / "module_0000.jit_f.cl_1004524046.before_optimizations.txt");
+  EXPECT_EQ(result->modules[1].hlo_text, dir / "module_0004.jit_g.gen_7.before_optimizations.txt");
+}
+
 TEST(DiscoverDumpsTest, GpuNamesOrderAndRecursion) {
   ScratchDir dir;
   dir.Write("run/module_0010.jit_b.sm_9.0_gpu_after_optimizations.txt");

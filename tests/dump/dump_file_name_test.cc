@@ -75,7 +75,12 @@ INSTANTIATE_TEST_SUITE_P(
         NameCase{"module_0000.jit_sort_widened.cl_1004524046.after_optimizations-buffer-assignment.txt", "", 0, "jit_sort_widened", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kBufferAssignment, false},
         NameCase{"module_0000.jit_f.cl_1004524046.after_optimizations-memory-usage-report.txt", "", 0, "jit_f", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kMemoryUsageReport, false},
         NameCase{"module_0000.cl_1004524046.after_optimizations.txt", "", 0, "", "cl_1004524046.after_optimizations", "cl_1004524046", kAfter, FileKind::kHloText, false},
+        // Every stage of a TPU module carries the token, so the stages pair.
+        NameCase{"module_0000.jit_f.cl_1004524046.before_optimizations.txt", "", 0, "jit_f", "cl_1004524046.before_optimizations", "cl_1004524046", kBefore, FileKind::kHloText, false},
+        NameCase{"module_0000.jit_f.cl_1004524046.after_optimizations_after_buffer_assignment.txt", "", 0, "jit_f", "cl_1004524046.after_optimizations_after_buffer_assignment", "cl_1004524046", kAfter, FileKind::kHloText, false},
+        NameCase{"module_0002.jit_f.cl_1004524046.0011.tpu-pipeline.after_dce.before_cse.txt", "", 2, "jit_f", "cl_1004524046.0011.tpu-pipeline.after_dce.before_cse", "cl_1004524046", kPass, FileKind::kHloText, false},
         // Only cl_ and digits make a TPU token: anything else stays in the name.
+        NameCase{"module_0000.jit_f.cl_x1.before_optimizations.txt", "", 0, "jit_f.cl_x1", "before_optimizations", "", kBefore, FileKind::kHloText, false},
         NameCase{"module_0000.jit_f.cl_x1.after_optimizations.txt", "", 0, "jit_f.cl_x1", "after_optimizations", "", kAfter, FileKind::kHloText, false},
         // Module names with dots and digits.
         NameCase{"module_0007.SyncTensorsGraph.1760.sm_8.0_gpu_after_optimizations.txt", "", 7, "SyncTensorsGraph.1760", "sm_8.0_gpu_after_optimizations", "sm_8.0", kAfter, FileKind::kHloText, false},
