@@ -206,6 +206,7 @@ struct ReportFlags {
   std::string error_path;  // --error: an out-of-memory message to explain
   std::string min_bytes;
   std::string frames = "user";
+  std::vector<std::string> skip_frames;
   std::string sort = "size";
   std::string device;
   std::string device_memory;
@@ -250,8 +251,13 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
       ->check(CLI::IsMember({"size", "dump"}));
   command->add_option("--frames", flags->frames,
                       "Which frame of each Python stack is a buffer's source line: user (the innermost "
-                      "outside jax, flax, optax, ... and site-packages) or all (the innermost)")
+                      "outside the frameworks (jax, flax, optax, orbax, numpy, ...) and Python's own "
+                      "files; installed model code counts as yours) or all (the innermost)")
       ->check(CLI::IsMember({"user", "all"}));
+  command->add_option("--skip-frames", flags->skip_frames,
+                      "PKG: skip this package's frames too, like a framework's (repeatable; "
+                      "comma-separated; e.g. --skip-frames my_trainer.utils)")
+      ->delimiter(',');
   command->add_option("--min-bytes", flags->min_bytes,
                       "Report findings saving at least SIZE (e.g. 1MiB; default: each detector's)");
   command->add_option("--device", flags->device,
@@ -344,7 +350,8 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     options.module_regex = flags.module_regex;
     options.alignment = flags.alignment;
     options.target = flags.target;
-    options.innermost_frames = flags.frames == "all";
+    options.frames.innermost_only = flags.frames == "all";
+    options.frames.skip_packages = flags.skip_frames;
     if (::isatty(STDERR_FILENO)) options.progress = ShowProgress;
     if (!flags.min_bytes.empty()) {
       absl::StatusOr<int64_t> min_bytes = hlomem::ParseByteSize(flags.min_bytes);

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "lib/base/diagnostic.h"
 #include "lib/base/parallel.h"
 
@@ -170,19 +173,73 @@ absl::Span<const InstrId> Module::parameters(CompId id) const {
   return CsrRow(parameter_offsets_, parameter_pool_, id);
 }
 
-bool IsLibraryFile(absl::string_view path) {
-  if (absl::StrContains(path, "/site-packages/") || absl::StrContains(path, "/dist-packages/")) {
-    return true;
+namespace {
+
+// Frameworks: what builds, differentiates, optimizes and checkpoints a model
+// rather than being one. Paths below site-packages (or a source checkout's
+// folder of that name); model libraries (transformers, keras_hub, praxis,
+// maxtext, ...) are the user's code.
+constexpr absl::string_view kFrameworks[] = {
+    "jax/",        "jaxlib/",  "jax_plugins/", "flax/",     "optax/",   "orbax/",
+    "chex/",       "equinox/", "haiku/",       "penzai/nn/", "penzai/core/", "numpy/",
+    "ml_dtypes/",  "scipy/",   "einops/",      "optree/",   "absl/",    "etils/",
+    "jaxtyping/",  "jmp/",     "keras/",       "tf_keras/", "tensorflow/", "torch/",
+    "torch_xla/",  "typing_extensions.py"};
+
+bool UnderPackage(absl::string_view path, absl::string_view package) {
+  return absl::StartsWith(path, package) || absl::StrContains(path, absl::StrCat("/", package));
+}
+
+// "my_pkg.utils" as a path: "my_pkg/utils/".
+std::string PackagePath(absl::string_view package) {
+  std::string path = absl::StrReplaceAll(package, {{".", "/"}});
+  if (!absl::EndsWith(path, "/")) path += "/";
+  return path;
+}
+
+// The standard library: .../lib/python3.12/x.py, not below site-packages.
+bool InStandardLibrary(absl::string_view path) {
+  const size_t lib = path.find("/lib/python");
+  if (lib == absl::string_view::npos) return false;
+  const absl::string_view rest = path.substr(lib + 11);
+  const size_t slash = rest.find('/');
+  if (slash == absl::string_view::npos) return false;
+  const absl::string_view version = rest.substr(0, slash);  // "3.12"
+  const size_t dot = version.find('.');
+  if (dot == absl::string_view::npos || dot == 0 || dot + 1 == version.size()) return false;
+  for (char c : version) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c)) && c != '.') return false;
   }
-  static constexpr absl::string_view kLibraries[] = {
-      "jax/",    "jaxlib/", "flax/",  "optax/",  "equinox/", "haiku/",      "orbax/",
-      "chex/",   "praxis/", "paxml/", "penzai/", "keras/",   "tensorflow/", "torch_xla/"};
-  for (absl::string_view library : kLibraries) {
-    if (absl::StartsWith(path, library) || absl::StrContains(path, absl::StrCat("/", library))) {
-      return true;
+  return true;
+}
+
+}  // namespace
+
+FrameOrigin OriginOfFrame(absl::string_view path,
+                          absl::Span<const std::string> more_frameworks) {
+  if (absl::StartsWith(path, "<frozen ")) return FrameOrigin::kRuntime;
+  // What follows site-packages/ names the package.
+  absl::string_view within = path;
+  for (absl::string_view packages : {"/site-packages/", "/dist-packages/"}) {
+    const size_t at = path.rfind(packages);
+    if (at != absl::string_view::npos) within = path.substr(at + packages.size());
+  }
+  const bool installed = within.size() != path.size();
+  for (absl::string_view framework : kFrameworks) {
+    if (installed ? absl::StartsWith(within, framework) : UnderPackage(path, framework)) {
+      return FrameOrigin::kFramework;
     }
   }
-  return false;
+  for (const std::string& package : more_frameworks) {
+    const std::string package_path = PackagePath(package);
+    if (installed ? absl::StartsWith(within, package_path) ||
+                        within == absl::StrCat(package_path.substr(0, package_path.size() - 1), ".py")
+                  : UnderPackage(path, package_path)) {
+      return FrameOrigin::kFramework;
+    }
+  }
+  if (!installed && InStandardLibrary(path)) return FrameOrigin::kRuntime;
+  return FrameOrigin::kUser;
 }
 
 std::optional<StackEntry> Module::FrameOf(int64_t stack_frame) const {
@@ -202,7 +259,7 @@ std::optional<StackEntry> Module::FrameOf(int64_t stack_frame) const {
     entry.function = functions[static_cast<size_t>(loc.function_name_id - 1)];
   }
   entry.line = loc.line;
-  entry.library = IsLibraryFile(entry.file);
+  entry.library = OriginOfFrame(entry.file, frame_policy_.skip_packages) != FrameOrigin::kUser;
   return entry;
 }
 
@@ -230,6 +287,7 @@ int64_t Module::ChosenLocation(int64_t stack_frame) const {
   const auto& locations = stack_frames.file_locations;
   const auto& files = stack_frames.file_names;
   int64_t innermost = 0;
+  int64_t innermost_framework = 0;
   for (int64_t frame = stack_frame; frame > 0 && frame <= static_cast<int64_t>(frames.size());
        frame = ParentFrame(frame)) {
     const int64_t location = frames[static_cast<size_t>(frame - 1)].file_location_id;
@@ -237,14 +295,23 @@ int64_t Module::ChosenLocation(int64_t stack_frame) const {
     const int64_t file = locations[static_cast<size_t>(location - 1)].file_name_id;
     if (file <= 0 || file > static_cast<int64_t>(files.size())) break;
     if (innermost == 0) innermost = location;
-    if (innermost_frame_only_) break;
-    if (!IsLibraryFile(files[static_cast<size_t>(file - 1)])) return location;
+    if (frame_policy_.innermost_only) break;
+    switch (OriginOfFrame(files[static_cast<size_t>(file - 1)], frame_policy_.skip_packages)) {
+      case FrameOrigin::kUser:
+        return location;
+      case FrameOrigin::kFramework:
+        if (innermost_framework == 0) innermost_framework = location;
+        break;
+      case FrameOrigin::kRuntime:
+        break;
+    }
   }
-  return innermost;  // every frame a library's: the innermost
+  // No user frame: a framework's line says more than runpy's.
+  return innermost_framework != 0 ? innermost_framework : innermost;
 }
 
-void Module::SetFramePolicy(bool innermost_frame_only) {
-  innermost_frame_only_ = innermost_frame_only;
+void Module::SetFramePolicy(FramePolicy policy) {
+  frame_policy_ = std::move(policy);
   chosen_location_.assign(stack_frames.frames.size(), 0);
   for (size_t k = 0; k < chosen_location_.size(); ++k) {
     chosen_location_[k] = ChosenLocation(static_cast<int64_t>(k) + 1);

@@ -133,13 +133,37 @@ struct StackEntry {
   absl::string_view file;
   absl::string_view function;
   int64_t line = 0;
-  bool library = false;  // jax, flax, optax, ... (IsLibraryFile)
+  bool library = false;  // a framework's or Python's own (OriginOfFrame)
 };
 
-// Whether a source file belongs to a library rather than to the user's
-// program: anything installed (site-packages, dist-packages) and the
-// sources of jax, flax, optax, equinox, haiku and the like.
-bool IsLibraryFile(absl::string_view path);
+// Where a frame's file comes from, for choosing the line of a stack that a
+// user should look at.
+enum class FrameOrigin {
+  // The program and its model code, installed or not: a trainer started
+  // with `python -m` from site-packages is the user's code.
+  kUser,
+  // jax, flax, optax, orbax, numpy and the like, and the packages a user
+  // names (--skip-frames).
+  kFramework,
+  // Python itself: the standard library, `<frozen runpy>`.
+  kRuntime,
+};
+
+// `more_frameworks`: package names ("maxtext", "my_pkg.utils") skipped as
+// frameworks too.
+FrameOrigin OriginOfFrame(absl::string_view path,
+                          absl::Span<const std::string> more_frameworks = {});
+inline bool IsLibraryFile(absl::string_view path) {
+  return OriginOfFrame(path) != FrameOrigin::kUser;
+}
+
+// How SourceOf picks a stack's line.
+struct FramePolicy {
+  // The innermost frame whatever it is (--frames all), not the user's.
+  bool innermost_only = false;
+  // Packages skipped besides the built-in frameworks (--skip-frames).
+  std::vector<std::string> skip_packages;
+};
 
 // What few instructions have (calls, constants, custom calls, control
 // dependencies, unusual spellings), kept out of Instruction so the millions
@@ -343,11 +367,12 @@ class Module {
   std::optional<StackEntry> FrameOf(int64_t stack_frame) const;
   // A frame's parent id, 0 at the root (or for a malformed forward link).
   int64_t ParentFrame(int64_t stack_frame) const;
-  // SourceOf's choice in a stack: the user's innermost frame (library
-  // frames skipped, the default) or the innermost frame whatever it is.
-  // Also resolves every frame's choice once, so that SourceOf, asked for
-  // each instruction and its neighbours, does not walk stacks.
-  void SetFramePolicy(bool innermost_frame_only);
+  // SourceOf's choice in a stack: the user's innermost frame (frameworks
+  // and Python's own frames skipped, the default) or the innermost frame
+  // whatever it is. Also resolves every frame's choice once, so that
+  // SourceOf, asked for each instruction and its neighbours, does not walk
+  // stacks.
+  void SetFramePolicy(FramePolicy policy);
 
   // Cuts the computations, in id order, into at most `parts` ranges
   // [bounds[r], bounds[r + 1]) of about equal instruction counts, for work
@@ -384,7 +409,7 @@ class Module {
  private:
   // The file location SourceOf reports for a frame (1-based ids, 0: none).
   int64_t ChosenLocation(int64_t stack_frame) const;
-  bool innermost_frame_only_ = false;
+  FramePolicy frame_policy_;
   std::vector<int64_t> chosen_location_;  // per frame, from SetFramePolicy
   TextArena owned_text_;
   std::vector<uint32_t> user_offsets_;  // CSR over user_pool_

@@ -227,7 +227,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     out.memory_spaces = SpaceTotals(target, nullptr, xla_stats ? &xla_stats->color_bytes : nullptr);
   }
   if (in.module) {
-    in.module->SetFramePolicy(options.innermost_frames);
+    in.module->SetFramePolicy(options.frames);
     const hlo::Module& module = *in.module;
     out.scheduled = module.is_scheduled;
     out.signature = module.EntrySignature();

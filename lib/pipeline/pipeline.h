@@ -28,9 +28,10 @@ struct ReportOptions {
   // TPU 16 KiB in HBM).
   int64_t alignment = 0;
   detect::DetectOptions detect;
-  // Source lines from the innermost frame of each stack (`--frames all`)
-  // instead of the user's innermost (library frames skipped).
-  bool innermost_frames = false;
+  // How each stack's source line is chosen: the user's innermost frame
+  // (frameworks and Python's own frames skipped), or the innermost one
+  // (`--frames all`); `--skip-frames` adds packages to skip.
+  hlo::FramePolicy frames;
   // Called before each module is analysed (done < total) and once at the
   // end (done == total); for a progress line on a terminal.
   std::function<void(size_t done, size_t total, const std::string& name)> progress;

@@ -18,6 +18,7 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: Optional[str] = No
             module: Optional[str] = None, min_bytes: Optional[Bytes] = None,
             device: Optional[str] = None, device_memory: Optional[Bytes] = None,
             mem_fraction: Optional[float] = None, frames: str = "user",
+            skip_frames: Sequence[str] = (),
             skip_unreadable: bool = False) -> Report:
     """Where the memory of a compiled XLA program goes.
 
@@ -34,8 +35,10 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: Optional[str] = No
     stage: "after" or "before": only the modules of a dump dumped at that
       stage; default: after optimizations, or before them as an estimate for
       a module that has nothing else.
-    frames: "user" (source lines from the innermost frame outside jax, flax,
-      optax... and site-packages) or "all" (the innermost frame).
+    frames: "user" (source lines from the innermost frame outside the
+      frameworks, jax, flax, optax, orbax, numpy..., and Python's own files;
+      installed model code counts as the user's) or "all" (the innermost).
+    skip_frames: packages whose frames are skipped too ("my_trainer.utils").
     skip_unreadable: a module of a dump that cannot be read (a truncated
       file) raises hlomem.Error naming it, since figures without it could
       pass a gate wrongly; True goes on without it, with a warning.
@@ -50,6 +53,7 @@ def analyze(obj: Any, *, target: Optional[str] = None, stage: Optional[str] = No
     options.mem_fraction = mem_fraction
     options.target = target or ""
     options.frames = frames
+    options.skip_frames = [skip_frames] if isinstance(skip_frames, str) else list(skip_frames)
     options.skip_unreadable = skip_unreadable
 
     if _is_lowered(obj):

@@ -66,6 +66,7 @@ struct AnalyzeOptions {
   std::string device_memory;
   std::optional<double> mem_fraction;
   std::string frames = "user";
+  std::vector<std::string> skip_frames;
   bool skip_unreadable = false;
 };
 
@@ -78,7 +79,8 @@ pipeline::ReportOptions ToPipelineOptions(const AnalyzeOptions& in) {
   if (in.frames != "user" && in.frames != "all") {
     throw Error("error: frames must be 'user' or 'all', not '" + in.frames + "'");
   }
-  options.innermost_frames = in.frames == "all";
+  options.frames.innermost_only = in.frames == "all";
+  options.frames.skip_packages = in.skip_frames;
   return options;
 }
 
@@ -278,6 +280,7 @@ NB_MODULE(_core, m) {
       .def_rw("device_memory", &AnalyzeOptions::device_memory)
       .def_rw("mem_fraction", &AnalyzeOptions::mem_fraction, nb::arg().none())
       .def_rw("frames", &AnalyzeOptions::frames)
+      .def_rw("skip_frames", &AnalyzeOptions::skip_frames)
       .def_rw("skip_unreadable", &AnalyzeOptions::skip_unreadable);
 
   nb::class_<ReportHandle>(m, "ReportHandle")
