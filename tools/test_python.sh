@@ -20,7 +20,8 @@ if "$venv/bin/python" -c "import sys; sys.exit(sys.version_info < (3, 12))"; the
 else
   jax_requirements=(jax)
 fi
-"$venv/bin/pip" install -q "$ROOT/$wheel" pytest "${jax_requirements[@]}"
+# Dask's distributed: fit's executor= is tested on a local cluster.
+"$venv/bin/pip" install -q "$ROOT/$wheel" pytest "distributed==2026.8.0" "${jax_requirements[@]}"
 echo "installed $wheel into $venv" >&2
 run_dir="$(mktemp -d)"
 trap 'rm -rf "$run_dir"' EXIT

@@ -243,3 +243,30 @@ def test_an_unknown_device_is_refused_before_any_compile():
         hlomem.fit(lambda batch: None, batch=(1, 8), device="z80")
     with pytest.raises(hlomem.Error, match="needs usable="):
         hlomem.fit(lambda batch: None, batch=(1, 8))
+
+
+def test_probes_run_on_a_dask_cluster(tmp_path, monkeypatch):
+    """executor= takes any concurrent.futures.Executor: here Dask's, on a
+    local cluster of two worker processes, each compiling its probes."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv("HLOMEM_CACHE_DIR", str(tmp_path / "cache"))
+    program = tmp_path / "prog.py"
+    program.write_text(PROGRAM)
+    ref = f"{program}:build"
+    local = hlomem.fit(ref, batch=(1, 64), width=[128, 256], usable="600KiB", jobs=1,
+                       cache=False, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        workers = set(client.scheduler_info()["workers"])
+        with distributed.get_task_stream(client) as tasks:
+            r = hlomem.fit(ref, batch=(1, 64), width=[128, 256], usable="600KiB",
+                           executor=client.get_executor(), cache=False, progress=False)
+    # Every probe was a task the cluster's workers ran.
+    assert len(workers) == 2
+    assert len(tasks.data) == sum(p.compiles for p in r.frontier)
+    assert {t["worker"] for t in tasks.data} <= workers
+    assert [(p.choices, p.largest) for p in r.frontier] == \
+        [(p.choices, p.largest) for p in local.frontier]
+    assert all(p.largest is not None for p in r.frontier)
+    assert len(r.frontier) == 2 and r.frontier[0].largest > r.frontier[1].largest
