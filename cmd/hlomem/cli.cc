@@ -38,6 +38,7 @@
 #include "lib/report/device.h"
 #include "lib/target/gpu.h"
 #include "lib/report/diff.h"
+#include "lib/report/fit_result.h"
 #include "lib/report/report.h"
 #include "lib/target/resolve.h"
 #include "lib/report/writers.h"
@@ -467,6 +468,7 @@ struct CheckFlags {
   bool github = false;
   std::string sarif;
   std::string source_root;
+  std::optional<int64_t> at_least;  // a fit result's largest value
 };
 
 // Parses a budget flag into `limit`; false (printed) when malformed.
@@ -489,7 +491,73 @@ void AppendToStepSummary(const std::string& text) {
   out << text;
 }
 
+// The contents of `path` when it is a `hlomem fit --format json` result.
+std::optional<std::string> FitResultText(const std::string& path) {
+  if (!absl::EndsWith(path, ".json")) return std::nullopt;
+  absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file = hlomem::FileContents::Open(path);
+  if (!file.ok()) return std::nullopt;
+  std::string text((*file)->data());
+  if (!hlomem::report::LooksLikeFitResult(text)) return std::nullopt;
+  return text;
+}
+
+// check FIT.json [--baseline COMMITTED.json] [--at-least N].
+int RunFitCheck(const std::string& path, const std::string& text, const ReportFlags& flags,
+                const CheckFlags& check) {
+  if (!check.max_total.empty() || !check.max_temp.empty() || !check.max_peak.empty() ||
+      check.tolerance || !check.fail_on.empty() || !flags.device.empty()) {
+    std::fprintf(stderr, "%s: error: a fit result is checked with --baseline FIT.json and --at-least N; "
+                         "the memory budgets apply to dumps and reports\n", path.c_str());
+    return kExitBadInput;
+  }
+  if (check.baseline.empty() && !check.at_least) {
+    std::fprintf(stderr, "error: check needs a gate for a fit result: --baseline FIT.json or --at-least N\n");
+    return kExitBadInput;
+  }
+  absl::StatusOr<hlomem::report::FitResultFile> now = hlomem::report::ParseFitResult(path, text);
+  if (!now.ok()) {
+    PrintError(now.status());
+    return kExitBadInput;
+  }
+  std::optional<hlomem::report::FitResultFile> baseline;
+  hlomem::report::FitGateOptions options;
+  options.at_least = check.at_least;
+  if (!check.baseline.empty()) {
+    absl::StatusOr<std::shared_ptr<const hlomem::FileContents>> file =
+        hlomem::FileContents::Open(check.baseline);
+    if (!file.ok()) {
+      PrintError(file.status());
+      return kExitBadInput;
+    }
+    absl::StatusOr<hlomem::report::FitResultFile> read =
+        hlomem::report::ParseFitResult(check.baseline, std::string((*file)->data()));
+    if (!read.ok()) {
+      PrintError(read.status());
+      return kExitBadInput;
+    }
+    baseline = std::move(*read);
+    options.baseline = &*baseline;
+  }
+  absl::StatusOr<hlomem::report::FitGateResult> result = hlomem::report::CheckFitResult(*now, options);
+  if (!result.ok()) {
+    PrintError(result.status());
+    return kExitBadInput;
+  }
+  const int emitted = Emit(hlomem::report::FormatFitGate(*now, *result), flags.output);
+  if (emitted != kExitOk) return emitted;
+  return result->passed() ? kExitOk : kExitGateFailed;
+}
+
 int RunCheck(const ReportFlags& flags, const CheckFlags& check) {
+  if (flags.paths.size() == 1) {
+    if (std::optional<std::string> fit = FitResultText(flags.paths[0])) {
+      return RunFitCheck(flags.paths[0], *fit, flags, check);
+    }
+  }
+  if (check.at_least) {
+    std::fprintf(stderr, "error: --at-least applies to a fit result (hlomem fit --format json -o FIT.json)\n");
+    return kExitBadInput;
+  }
   hlomem::report::CheckOptions options;
   if (!ParseBudget(check.max_total, "--max-total", &options.max_total) ||
       !ParseBudget(check.max_temp, "--max-temp", &options.max_temp) ||
@@ -848,12 +916,18 @@ int Main(int argc, const char* const* argv) {
   CheckFlags check_gate;
   CLI::App* check = app.add_subcommand(
       "check", "CI gate: exit 1 when a budget, the baseline, a detector or the device fit fails");
-  check->add_option("paths", check_flags.paths, "Dump directories or files, or a report's .json")
+  check->add_option("paths", check_flags.paths,
+                    "Dump directories or files, a report's .json, or a fit result's .json")
       ->required();
   check->add_option("--max-total", check_gate.max_total, "Fail when a module's total exceeds SIZE (80GiB, 1.5e9)");
   check->add_option("--max-temp", check_gate.max_temp, "Fail when a module's temp bytes exceed SIZE");
   check->add_option("--max-peak", check_gate.max_peak, "Fail when a module's peak live bytes exceed SIZE");
-  check->add_option("--baseline", check_gate.baseline, "A previous `hlomem report --format json`");
+  check->add_option("--baseline", check_gate.baseline,
+                    "A previous `hlomem report --format json` (or, when checking a fit result, a "
+                    "previous `hlomem fit --format json`)");
+  check->add_option("--at-least", check_gate.at_least,
+                    "For a fit result (hlomem fit --format json): fail when a combination's largest "
+                    "fitting value is below N");
   check->add_option("--tolerance", check_gate.tolerance,
                     "Growth over --baseline allowed, in percent (5 or 5%)");
   check->add_option("--fail-on", check_gate.fail_on, "Fail on any finding of DETECTOR (repeatable; 'all')");

@@ -5,7 +5,10 @@ value (linear ones, and ones that dip where XLA would rematerialize), so
 that the answer and the number of compiles can be checked exactly; the
 compiles themselves are tested in test_probe.py."""
 import concurrent.futures
+import pathlib
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -236,6 +239,17 @@ def test_real_cpu_compiles_agree_with_an_exhaustive_search(tmp_path, monkeypatch
                       str(tmp_path / "r.json")]) == 1
     assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(usable), "--baseline",
                       str(program)]) == 2  # not a fit result
+    # `hlomem check` gates a fresh result on the committed one, as CI would.
+    hlomem_bin = pathlib.Path(sys.executable).parent / "hlomem"
+    if hlomem_bin.exists():  # the installed wheel's console script
+        smaller = tmp_path / "r20.json"
+        assert _fit.main([ref, "--set", "batch=1:64", "--usable", str(total(20)), "-o", str(smaller),
+                          "--format", "json"]) == 0
+        for now, code in ((tmp_path / "r.json", 0), (smaller, 1)):
+            gate = subprocess.run([hlomem_bin, "check", now, "--baseline", tmp_path / "r.json"],
+                                  capture_output=True, text=True)
+            assert gate.returncode == code, gate.stdout + gate.stderr
+        assert f"fell from {r.largest} (baseline) to 20" in gate.stdout, gate.stdout
 
 
 def test_an_unknown_device_is_refused_before_any_compile():
