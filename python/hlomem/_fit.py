@@ -413,7 +413,9 @@ class FitResult:
             if b.get("check"):
                 c = b["check"]
                 lines.append(f"  at {self.setting}={c['value']}: predicted {_human(c['predicted_bytes'])}, "
-                             f"XLA {_human(c['xla_bytes'])} ({c['error_percent']:+.2f}%)")
+                             f"XLA {_human(c['xla_bytes'])} ({c['error_percent']:+.2f}%)"
+                             + ("  (a compile beyond the search's, for this check)"
+                                if c.get("extra_compile") else ""))
             lines.append(f"  {'per ' + self.setting:>12}  {'at ' + str(b['probes'][1]):>10}  source line")
             for row in b["by_line"][:8]:
                 lines.append(f"  {_human(row['per_unit_bytes']):>12}  {_human(row['bytes_at_second']):>10}  "
@@ -548,13 +550,20 @@ def _probe_dict(probe: Probe) -> Dict[str, Any]:
     return out
 
 
-def what_grows(point: FrontierPoint, setting: str) -> Optional[Dict[str, Any]]:
+def _grows_linearly(p: Probe) -> bool:
+    return p.status in ("ok", "oom") and p.total_bytes is not None and bool(p.hlo_text) \
+        and not p.remat_count
+
+
+def what_grows(point: FrontierPoint, setting: str,
+               compile_at: Optional[Callable[[int], Probe]] = None) -> Optional[Dict[str, Any]]:
     """The fixed and per-unit bytes, in all and by source line (the buffers
     live at the peak), from the two largest fitting probes compiled without
     rematerialization (where the need still grows as a line: the smallest
-    values can take other fusions), checked against XLA's total at a third."""
-    linear = [p for p in point.probes if p.status in ("ok", "oom") and p.total_bytes is not None
-              and p.hlo_text and not p.remat_count]
+    values can take other fusions), checked against XLA's total at a third.
+    When the search left no third such probe, `compile_at` compiles one
+    between the two (a compile beyond the search's, marked as such)."""
+    linear = [p for p in point.probes if _grows_linearly(p)]
     # Fitting probes first, largest first: closest to where the answer is used.
     linear.sort(key=lambda p: (not p.fits, -p.value))
     if len(linear) < 2:
@@ -584,11 +593,15 @@ def what_grows(point: FrontierPoint, setting: str) -> Optional[Dict[str, Any]]:
     fixed_total = first.total_bytes - per_unit_total * first.value
     out = {"probes": [first.value, second.value], "fixed_bytes": round(fixed_total),
            "per_unit_bytes": round(per_unit_total), "by_line": rows, "check": None}
-    if len(linear) > 2:
-        third = linear[2]
+    third, extra = (linear[2], False) if len(linear) > 2 else (None, True)
+    if third is None and compile_at is not None and span >= 2:
+        third = compile_at(first.value + span // 2)
+        if not _grows_linearly(third):
+            third = None
+    if third is not None:
         predicted = fixed_total + per_unit_total * third.value
         out["check"] = {"value": third.value, "predicted_bytes": round(predicted),
-                        "xla_bytes": third.total_bytes,
+                        "xla_bytes": third.total_bytes, "extra_compile": extra,
                         "error_percent": 100.0 * (predicted - third.total_bytes) / third.total_bytes}
     return out
 
@@ -661,14 +674,22 @@ def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
             executor = _InProcessExecutor()
             jobs = 1
     start = time.monotonic()
+
+    def submit(settings: Dict[str, Any]) -> concurrent.futures.Future:
+        return executor.submit(run_probe, build, settings, device, usable_bytes, cache_dir)
     try:
-        frontier = search(lambda s: executor.submit(run_probe, build, s, device, usable_bytes, cache_dir), name,
-                          bounds, grid, jobs, _print_progress(combos * max_compiles(bounds)) if progress else None)
+        frontier = search(submit, name, bounds, grid, jobs,
+                          _print_progress(combos * max_compiles(bounds)) if progress else None)
+        best = max(frontier, key=lambda p: -1 if p.largest is None else p.largest)
+
+        def compile_at(value: int) -> Probe:
+            settings = {**best.choices, name: value}
+            return Probe.from_result(settings, value, submit(settings).result())
+        breakdown = what_grows(best, name, compile_at)
     finally:
         if owned is not None:
             owned.shutdown()
-    best = max(frontier, key=lambda p: -1 if p.largest is None else p.largest)
-    return FitResult(name, bounds, device, frontier, time.monotonic() - start, what_grows(best, name))
+    return FitResult(name, bounds, device, frontier, time.monotonic() - start, breakdown)
 
 
 def _parse_set(text: str) -> Tuple[str, Any]:

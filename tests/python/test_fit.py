@@ -252,6 +252,34 @@ def test_real_cpu_compiles_agree_with_an_exhaustive_search(tmp_path, monkeypatch
         assert f"fell from {r.largest} (baseline) to 20" in gate.stdout, gate.stdout
 
 
+def test_the_breakdown_compiles_its_own_check_when_the_search_left_none(tmp_path, monkeypatch):
+    """Near the limit XLA rematerializes, and a search may leave only two
+    probes that grew as a line: fixed + k x per-unit is then checked at a
+    probe compiled between them, against XLA's total there."""
+    monkeypatch.setenv("HLOMEM_CACHE_DIR", str(tmp_path / "cache"))
+    program = tmp_path / "prog.py"
+    program.write_text(PROGRAM)
+    ref = f"{program}:build"
+
+    def probe(value):
+        settings = {"batch": value}
+        return _fit.Probe.from_result(settings, value, _fit.run_probe(ref, settings, None, 1 << 40))
+    point = _fit.FrontierPoint(choices={}, largest=48, probes=[probe(16), probe(48)])
+    asked = []
+
+    def compile_at(value):
+        asked.append(value)
+        return probe(value)
+    b = _fit.what_grows(point, "batch", compile_at)
+    assert asked == [32]
+    check = b["check"]
+    assert check["value"] == 32 and check["extra_compile"] is True
+    assert check["xla_bytes"] == probe(32).total_bytes
+    assert abs(check["error_percent"]) < 1.0, check
+    # Without a way to compile, there is no check rather than a guessed one.
+    assert _fit.what_grows(point, "batch")["check"] is None
+
+
 def test_an_unknown_device_is_refused_before_any_compile():
     with pytest.raises(hlomem.Error, match="unknown device 'z80'"):
         hlomem.fit(lambda batch: None, batch=(1, 8), device="z80")
