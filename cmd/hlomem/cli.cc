@@ -215,6 +215,7 @@ struct ReportFlags {
   bool stats = false;  // report --stats: time and memory per phase on stderr
   bool skip_unreadable = false;
   bool all = false;  // --all: every module in full, as today's dump holds them
+  bool full = false;  // --full: every buffer and timeline step in the JSON
   LimitFlags limits;
 };
 
@@ -231,6 +232,10 @@ void AddAllFlag(CLI::App* command, ReportFlags* flags) {
 void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("-o,--output", flags->output, "Write to FILE (atomically) instead of stdout");
   command->add_option("--top", flags->top, "Rows per table")->check(AtLeast(1));
+  command->add_flag("--full", flags->full,
+                    "JSON: every buffer and every timeline step (default: the buffers live at the "
+                    "peak and the largest others, 1000 rows in all, and the timeline in at most "
+                    "10,000 steps, each span's highest; \"truncated\" says what was cut)");
   command->add_option("--module", flags->module_regex, "Only modules whose name matches REGEX");
   command->add_option("--stage", flags->stage, kStageHelp)
       ->check(CLI::IsMember({"after", "before"}));
@@ -406,6 +411,7 @@ hlomem::report::WriteOptions MakeWriteOptions(const ReportFlags& flags) {
   hlomem::report::WriteOptions options;
   options.top = flags.top;
   options.all_modules = flags.all;
+  if (flags.full) options.json_max_buffers = options.json_max_timeline = 0;
   const bool to_terminal = (flags.output.empty() || flags.output == "-") && ::isatty(STDOUT_FILENO);
   options.color = to_terminal && !flags.no_color && std::getenv("NO_COLOR") == nullptr;
   return options;

@@ -1,6 +1,9 @@
 // The JSON form of reports and diffs, and reading a report back (a baseline).
 // The keys in lib/report/report.schema.json are a contract: fields may be
 // added, never renamed. All sizes are integer bytes.
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "lib/report/json_stream.h"
 #include "lib/report/writers.h"
@@ -196,6 +199,38 @@ Json OomJson(const OomExplanation& oom) {
   return j;
 }
 
+// The rows a bounded report keeps, in their order: every buffer live at
+// the peak, then the largest others up to `limit` rows in all (0: all).
+std::vector<size_t> KeptRows(const ModuleReport& m, size_t limit) {
+  std::vector<size_t> kept;
+  if (limit == 0 || m.rows.size() <= limit) {
+    kept.resize(m.rows.size());
+    for (size_t k = 0; k < kept.size(); ++k) kept[k] = k;
+    return kept;
+  }
+  std::vector<bool> keep(m.rows.size(), false);
+  size_t count = 0;
+  for (size_t k : m.profile.live_at_peak) {
+    if (k < keep.size() && !keep[k]) keep[k] = true, ++count;
+  }
+  if (count < limit) {
+    std::vector<size_t> others;
+    for (size_t k = 0; k < m.rows.size(); ++k) {
+      if (!keep[k]) others.push_back(k);
+    }
+    const size_t more = std::min(limit - count, others.size());
+    // Largest first; equal sizes by position, so the output is stable.
+    std::partial_sort(others.begin(), others.begin() + more, others.end(), [&](size_t a, size_t b) {
+      return m.rows[a].bytes != m.rows[b].bytes ? m.rows[a].bytes > m.rows[b].bytes : a < b;
+    });
+    for (size_t k = 0; k < more; ++k) keep[others[k]] = true;
+  }
+  for (size_t k = 0; k < keep.size(); ++k) {
+    if (keep[k]) kept.push_back(k);
+  }
+  return kept;
+}
+
 // Streamed: the buffer rows and the timeline are most of a big report.
 void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream* out) {
   out->BeginObject();
@@ -251,24 +286,65 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   } else {
     out->Null();
   }
+  const std::vector<size_t> kept = KeptRows(m, options.json_max_buffers);
   out->Key("buffers");
   out->BeginArray();
   if (options.json_buffers) {
-    for (const BufferRow& r : m.rows) WriteBuffer(r, out);
+    for (size_t k : kept) WriteBuffer(m.rows[k], out);
   }
   out->EndArray();
   out->Key("live_at_peak");
   out->BeginArray();
   if (options.json_buffers) {
-    for (size_t k : m.profile.live_at_peak) out->Int(static_cast<int64_t>(k));
+    // Indices into the rows written: every buffer live at the peak is kept.
+    for (size_t k : m.profile.live_at_peak) {
+      const auto at = std::lower_bound(kept.begin(), kept.end(), k);
+      if (at != kept.end() && *at == k) out->Int(at - kept.begin());
+    }
   }
   out->EndArray();
+  const std::vector<int64_t>& timeline = m.profile.timeline;
+  const bool sampled = options.json_max_timeline > 0 && timeline.size() > options.json_max_timeline;
+  const std::vector<size_t> steps =
+      sampled ? DownsampleArgMax(timeline, options.json_max_timeline) : std::vector<size_t>{};
   out->Key("timeline");
   out->BeginArray();
   if (options.json_timeline) {
-    for (int64_t bytes : m.profile.timeline) out->Int(bytes);
+    if (sampled) {
+      for (size_t step : steps) out->Int(timeline[step]);
+    } else {
+      for (int64_t bytes : timeline) out->Int(bytes);
+    }
   }
   out->EndArray();
+  out->Key("timeline_steps");
+  if (sampled && options.json_timeline) {
+    out->BeginArray();
+    for (size_t step : steps) out->Int(static_cast<int64_t>(step));
+    out->EndArray();
+  } else {
+    out->Null();
+  }
+  const int64_t buffers_total = std::max<int64_t>(m.buffers_total, static_cast<int64_t>(m.rows.size()));
+  const int64_t steps_total = std::max<int64_t>(m.timeline_total, static_cast<int64_t>(timeline.size()));
+  const bool cut_rows = options.json_buffers && static_cast<int64_t>(kept.size()) < buffers_total;
+  const bool cut_steps = options.json_timeline && (sampled || m.timeline_total > 0);
+  out->Key("truncated");
+  if (cut_rows || cut_steps) {
+    Json truncated = Json::object();
+    if (cut_rows) {
+      truncated["buffers"] = {{"written", kept.size()}, {"total", buffers_total},
+                              {"kept", "every buffer live at the peak, then the largest"}};
+    }
+    if (cut_steps) {
+      truncated["timeline"] = {{"written", sampled ? steps.size() : timeline.size()},
+                               {"total", steps_total},
+                               {"kept", "each span's highest step (timeline_steps), the peak among them"}};
+    }
+    out->Value(truncated);
+  } else {
+    out->Null();
+  }
   out->Key("stack_frames");
   out->BeginArray();
   if (options.json_buffers) {
@@ -467,6 +543,28 @@ ModuleReport ReadModule(const Json& j) {
     }
   }
   if (j.contains("timeline")) m.profile.timeline = j["timeline"].get<std::vector<int64_t>>();
+  auto truncated = j.find("truncated");
+  if (truncated != j.end() && truncated->is_object()) {
+    if (truncated->contains("buffers")) m.buffers_total = IntOr((*truncated)["buffers"], "total", 0);
+    if (truncated->contains("timeline")) m.timeline_total = IntOr((*truncated)["timeline"], "total", 0);
+  }
+  // A bounded report's timeline: each kept step's bytes held until the next,
+  // over the schedule's length, so that steps index it as before.
+  auto steps = j.find("timeline_steps");
+  if (steps != j.end() && steps->is_array() && steps->size() == m.profile.timeline.size()) {
+    const std::vector<int64_t> at = steps->get<std::vector<int64_t>>();
+    const std::vector<int64_t> bytes = std::move(m.profile.timeline);
+    const int64_t length =
+        std::max<int64_t>(m.timeline_total > 0 ? m.timeline_total : m.schedule_length, at.empty() ? 0 : at.back() + 1);
+    m.profile.timeline.assign(static_cast<size_t>(length), 0);
+    for (size_t k = 0; k < at.size(); ++k) {
+      const int64_t end = k + 1 < at.size() ? at[k + 1] : length;
+      for (int64_t step = k == 0 ? 0 : at[k]; step < end && step >= 0; ++step) {
+        m.profile.timeline[static_cast<size_t>(step)] = bytes[k];
+      }
+    }
+  }
+
   if (j.contains("stack_frames")) {
     for (const Json& f : j["stack_frames"]) {
       StackFrameRow row;
@@ -613,7 +711,7 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
           absl::StrCat(origin, ": error: not an hlomem report (no schema_version and modules)"));
     }
     const int version = root["schema_version"].get<int>();
-    if (version != kSchemaVersion) {
+    if (version < 1 || version > kSchemaVersion) {
       return absl::InvalidArgumentError(absl::StrCat(origin, ": error: report schema version ", version,
                                                      "; this hlomem reads version ", kSchemaVersion));
     }

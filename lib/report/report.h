@@ -26,7 +26,9 @@ namespace hlomem::report {
 // The version of the JSON output's schema (cmd/hlomem/version.h.in repeats
 // it for --version). Bump on incompatible changes only; adding fields is
 // compatible.
-inline constexpr int kSchemaVersion = 1;
+// 2: a report's buffers and timeline are bounded unless --full, and say
+// what they cut ("truncated"); every key of version 1 stays.
+inline constexpr int kSchemaVersion = 2;
 
 struct MemoryNumbers : MemoryStats {
   int64_t total_bytes = 0;
@@ -226,6 +228,11 @@ struct ModuleReport {
   std::vector<StackFrameRow> stack_frames;
   std::optional<DeviceFit> device_fit;
   std::optional<OomExplanation> oom;
+  // For a report read from a bounded JSON: how many buffers and timeline
+  // steps the module had before the writer cut them (0: nothing was cut).
+  // The timeline read back holds each kept step's bytes until the next.
+  int64_t buffers_total = 0;
+  int64_t timeline_total = 0;
 };
 
 struct Report {

@@ -29,6 +29,13 @@ struct WriteOptions {
   int width = 100;     // text columns available for the timeline
   bool json_buffers = true;
   bool json_timeline = true;
+  // A JSON report is bounded by default, so that a 1 GB module's report
+  // stays tens of megabytes: the buffers live at the peak and the largest
+  // others, up to json_max_buffers rows, and the timeline reduced to
+  // json_max_timeline steps (each span's maximum, so the peak and every
+  // span's high point stay). 0: everything (--full).
+  size_t json_max_buffers = 1000;
+  size_t json_max_timeline = 10000;
   int json_indent = 2;  // -1 for one line
   // Name options as Python's keywords ("top=N"), not the CLI's flags
   // ("--top N"): the Python face's text.

@@ -113,6 +113,8 @@ struct ReportHandle {
     options.width = width;
     options.json_buffers = buffers;
     options.json_timeline = timeline;
+    // Python's objects are made from this JSON: every buffer and step.
+    options.json_max_buffers = options.json_max_timeline = 0;
     const report::Format parsed = ValueOrRaise(report::ParseFormat(format));
     nb::gil_scoped_release release;
     return report::WriteReport(*report, parsed, options);

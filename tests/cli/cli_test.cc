@@ -26,7 +26,7 @@ const std::string kSeedGrads = kTestdata + "/jax/seed_gather_grad_int32_grads";
 TEST(CliTest, VersionNamesTheSchema) {
   const auto run = Hlomem("--version");
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_THAT(run.out, HasSubstr("JSON schema version 1"));
+  EXPECT_THAT(run.out, HasSubstr("JSON schema version 2"));
 }
 
 TEST(CliTest, UnknownFlagIsAUsageError) {
@@ -44,7 +44,7 @@ TEST(CliTest, JsonReportOfTheSeedCaseMatchesXla) {
   const auto run = Hlomem("report --format json " + kSeedGrads);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const nlohmann::json j = nlohmann::json::parse(run.out);
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   ASSERT_EQ(j["modules"].size(), 1u);
   const auto& m = j["modules"][0];
   EXPECT_EQ(m["name"], "jit_function_using_idx");

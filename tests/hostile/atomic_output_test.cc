@@ -44,7 +44,7 @@ std::vector<std::string> Entries(const std::string& dir) {
 TEST(AtomicOutputTest, KilledRunLeavesThePreviousFileWhole) {
   ScratchDir dir;
   const std::string out = dir.path() + "/report.json";
-  const std::vector<std::string> args = {"report", "--format", "json", "-o", out, kLargeCase};
+  const std::vector<std::string> args = {"report", "--format", "json", "--full", "-o", out, kLargeCase};
 
   // A complete run: what the new file holds.
   RunResult run = RunHlomem(args);

@@ -141,7 +141,7 @@ def test_console_script_is_the_cli(gather_grad_dump, tmp_path):
     hlomem_bin = pathlib.Path(sys.executable).parent / "hlomem"
     assert hlomem_bin.exists()
     version = subprocess.run([hlomem_bin, "--version"], capture_output=True, text=True)
-    assert version.returncode == 0 and "JSON schema version 1" in version.stdout
+    assert version.returncode == 0 and "JSON schema version 2" in version.stdout
     out = tmp_path / "r.json"
     ran = subprocess.run([hlomem_bin, "report", gather_grad_dump, "--format", "json", "-o", out])
     assert ran.returncode == 0
