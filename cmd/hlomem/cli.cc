@@ -233,8 +233,8 @@ void AddReportFlags(CLI::App* command, ReportFlags* flags) {
   command->add_option("-o,--output", flags->output, "Write to FILE (atomically) instead of stdout");
   command->add_option("--top", flags->top, "Rows per table")->check(AtLeast(1));
   command->add_flag("--full", flags->full,
-                    "JSON: every buffer and every timeline step (default: the buffers live at the "
-                    "peak and the largest others, 1000 rows in all, and the timeline in at most "
+                    "JSON: every buffer and every timeline step (default: the 1000 largest buffers "
+                    "live at the peak and the 1000 largest of all, and the timeline in at most "
                     "10,000 steps, each span's highest; \"truncated\" says what was cut)");
   command->add_option("--module", flags->module_regex, "Only modules whose name matches REGEX");
   command->add_option("--stage", flags->stage, kStageHelp)

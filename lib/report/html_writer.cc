@@ -204,7 +204,7 @@ void AppendSummaryTable(const ModuleReport& m, std::string* out) {
 
 void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::string* out) {
   absl::StrAppend(out, "<h3>Buffers live at the peak (step ", m.profile.peak_step, "): ",
-                  m.profile.live_at_peak.size(), " buffers, ", HumanBytes(m.profile.peak_live_bytes),
+                  LiveAtPeakCount(m), " buffers, ", HumanBytes(m.profile.peak_live_bytes),
                   "</h3>\n",
                   m.peak_instruction
                       ? absl::StrCat("<p>while <code>", Html(m.peak_instruction->Describe()),
@@ -224,8 +224,8 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, std::st
                     "&ndash;", r.end, "</td></tr>\n");
   }
   absl::StrAppend(out, "</table>\n");
-  if (m.profile.live_at_peak.size() > RowsIn(groups)) {
-    absl::StrAppend(out, "<p class=dim>", m.profile.live_at_peak.size() - RowsIn(groups),
+  if (LiveAtPeakCount(m) > RowsIn(groups)) {
+    absl::StrAppend(out, "<p class=dim>", LiveAtPeakCount(m) - RowsIn(groups),
                     " more; ", TopHint(options), " shows more</p>\n");
   }
 }

@@ -199,8 +199,8 @@ Json OomJson(const OomExplanation& oom) {
   return j;
 }
 
-// The rows a bounded report keeps, in their order: every buffer live at
-// the peak, then the largest others up to `limit` rows in all (0: all).
+// The rows a bounded report keeps, in their order: the `limit` largest
+// buffers live at the peak and the `limit` largest of all (0: every row).
 std::vector<size_t> KeptRows(const ModuleReport& m, size_t limit) {
   std::vector<size_t> kept;
   if (limit == 0 || m.rows.size() <= limit) {
@@ -209,26 +209,32 @@ std::vector<size_t> KeptRows(const ModuleReport& m, size_t limit) {
     return kept;
   }
   std::vector<bool> keep(m.rows.size(), false);
-  size_t count = 0;
-  for (size_t k : m.profile.live_at_peak) {
-    if (k < keep.size() && !keep[k]) keep[k] = true, ++count;
-  }
-  if (count < limit) {
-    std::vector<size_t> others;
-    for (size_t k = 0; k < m.rows.size(); ++k) {
-      if (!keep[k]) others.push_back(k);
-    }
-    const size_t more = std::min(limit - count, others.size());
-    // Largest first; equal sizes by position, so the output is stable.
-    std::partial_sort(others.begin(), others.begin() + more, others.end(), [&](size_t a, size_t b) {
+  // Largest first; equal sizes by position, so the output is stable.
+  auto keep_largest = [&](std::vector<size_t> candidates) {
+    const size_t count = std::min(limit, candidates.size());
+    std::partial_sort(candidates.begin(), candidates.begin() + count, candidates.end(), [&](size_t a, size_t b) {
       return m.rows[a].bytes != m.rows[b].bytes ? m.rows[a].bytes > m.rows[b].bytes : a < b;
     });
-    for (size_t k = 0; k < more; ++k) keep[others[k]] = true;
+    for (size_t k = 0; k < count; ++k) keep[candidates[k]] = true;
+  };
+  std::vector<size_t> live;
+  for (size_t k : m.profile.live_at_peak) {
+    if (k < m.rows.size()) live.push_back(k);
   }
+  keep_largest(std::move(live));
+  std::vector<size_t> all(m.rows.size());
+  for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+  keep_largest(std::move(all));
   for (size_t k = 0; k < keep.size(); ++k) {
     if (keep[k]) kept.push_back(k);
   }
   return kept;
+}
+
+Json RollupJson(const std::vector<RollupRow>& rows) {
+  Json out = Json::array();
+  for (const RollupRow& row : rows) out.push_back({{"key", row.key}, {"bytes", row.bytes}, {"buffers", row.buffers}});
+  return out;
 }
 
 // Streamed: the buffer rows and the timeline are most of a big report.
@@ -295,14 +301,21 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   out->EndArray();
   out->Key("live_at_peak");
   out->BeginArray();
+  size_t live_written = 0;
   if (options.json_buffers) {
-    // Indices into the rows written: every buffer live at the peak is kept.
+    // Indices into the rows written, largest first as before.
     for (size_t k : m.profile.live_at_peak) {
       const auto at = std::lower_bound(kept.begin(), kept.end(), k);
-      if (at != kept.end() && *at == k) out->Int(at - kept.begin());
+      if (at != kept.end() && *at == k) out->Int(at - kept.begin()), ++live_written;
     }
   }
   out->EndArray();
+  // Made from every buffer live at the peak, so that they hold whatever
+  // the rows above leave out.
+  out->Key("peak_by_line");
+  out->Value(RollupJson(RollupAtPeak(m, RollupKey::kSourceLine)));
+  out->Key("peak_by_op");
+  out->Value(RollupJson(RollupAtPeak(m, RollupKey::kOpName)));
   const std::vector<int64_t>& timeline = m.profile.timeline;
   const bool sampled = options.json_max_timeline > 0 && timeline.size() > options.json_max_timeline;
   const std::vector<size_t> steps =
@@ -326,6 +339,7 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
     out->Null();
   }
   const int64_t buffers_total = std::max<int64_t>(m.buffers_total, static_cast<int64_t>(m.rows.size()));
+  const int64_t live_total = static_cast<int64_t>(LiveAtPeakCount(m));
   const int64_t steps_total = std::max<int64_t>(m.timeline_total, static_cast<int64_t>(timeline.size()));
   const bool cut_rows = options.json_buffers && static_cast<int64_t>(kept.size()) < buffers_total;
   const bool cut_steps = options.json_timeline && (sampled || m.timeline_total > 0);
@@ -334,7 +348,9 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
     Json truncated = Json::object();
     if (cut_rows) {
       truncated["buffers"] = {{"written", kept.size()}, {"total", buffers_total},
-                              {"kept", "every buffer live at the peak, then the largest"}};
+                              {"kept", "the largest live at the peak, and the largest of all"}};
+      truncated["live_at_peak"] = {{"written", live_written}, {"total", live_total},
+                                   {"kept", "the largest; peak_by_line and peak_by_op count them all"}};
     }
     if (cut_steps) {
       truncated["timeline"] = {{"written", sampled ? steps.size() : timeline.size()},
@@ -547,6 +563,21 @@ ModuleReport ReadModule(const Json& j) {
   if (truncated != j.end() && truncated->is_object()) {
     if (truncated->contains("buffers")) m.buffers_total = IntOr((*truncated)["buffers"], "total", 0);
     if (truncated->contains("timeline")) m.timeline_total = IntOr((*truncated)["timeline"], "total", 0);
+    if (truncated->contains("live_at_peak")) {
+      m.live_at_peak_total = IntOr((*truncated)["live_at_peak"], "total", 0);
+    }
+    // The rows hold part of the live set: the rollups of all of it decide.
+    auto rollup = [&](const char* key, std::vector<RollupRow>* out) {
+      auto table = j.find(key);
+      if (table == j.end() || !table->is_array()) return;
+      for (const Json& row : *table) {
+        out->push_back({StringOr(row, "key"), IntOr(row, "bytes", 0), static_cast<int>(IntOr(row, "buffers", 0))});
+      }
+    };
+    if (truncated->contains("live_at_peak")) {
+      rollup("peak_by_line", &m.peak_by_line);
+      rollup("peak_by_op", &m.peak_by_op);
+    }
   }
   // A bounded report's timeline: each kept step's bytes held until the next,
   // over the schedule's length, so that steps index it as before.

@@ -126,7 +126,7 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
   }
   absl::StrAppend(out, "\nLive bytes over program order (peak at step ", m.profile.peak_step,
                   "):\n\n```\n", Sparkline(m.profile.timeline, 80), "\n```\n");
-  absl::StrAppend(out, "\n**Buffers live at the peak** (", m.profile.live_at_peak.size(), ")",
+  absl::StrAppend(out, "\n**Buffers live at the peak** (", LiveAtPeakCount(m), ")",
                   m.peak_instruction ? absl::StrCat(", while ", Code(m.peak_instruction->Describe()),
                                                     " runs")
                                      : "",
@@ -140,8 +140,8 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
                  absl::StrCat(g.count > 1 ? absl::StrCat(g.count, " × ") : "", Code(StripLayout(r.shape))),
                  Code(r.Label()), Code(r.Source())});
   }
-  if (m.profile.live_at_peak.size() > RowsIn(groups)) {
-    absl::StrAppend(out, "\n… and ", m.profile.live_at_peak.size() - RowsIn(groups), " more\n");
+  if (LiveAtPeakCount(m) > RowsIn(groups)) {
+    absl::StrAppend(out, "\n… and ", LiveAtPeakCount(m) - RowsIn(groups), " more\n");
   }
   absl::StrAppend(out, "\n**At the peak, by source line**\n\n");
   *out += Header({"bytes", "% peak", "buffers", "source"}, {true, true, true, false});

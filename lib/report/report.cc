@@ -112,6 +112,10 @@ std::string StripLayout(absl::string_view shape) {
 }
 
 std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key) {
+  // A report read from a bounded JSON has part of the live set in its rows,
+  // and the rollups of all of it.
+  const std::vector<RollupRow>& read = key == RollupKey::kSourceLine ? module.peak_by_line : module.peak_by_op;
+  if (!read.empty()) return read;
   std::map<std::string, RollupRow> groups;
   for (size_t k : module.profile.live_at_peak) {
     if (k >= module.rows.size()) continue;

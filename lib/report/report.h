@@ -5,6 +5,7 @@
 #ifndef HLOMEM_LIB_REPORT_REPORT_H_
 #define HLOMEM_LIB_REPORT_REPORT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -178,6 +179,13 @@ struct StackFrameRow {
   bool library = false;  // jax, flax, optax, ...: not the user's code
 };
 
+// Bytes live at the peak under one source line or op_name (RollupAtPeak).
+struct RollupRow {
+  std::string key;
+  int64_t bytes = 0;
+  int buffers = 0;
+};
+
 struct ModuleReport {
   std::string name;
   std::vector<std::string> files;
@@ -228,12 +236,21 @@ struct ModuleReport {
   std::vector<StackFrameRow> stack_frames;
   std::optional<DeviceFit> device_fit;
   std::optional<OomExplanation> oom;
-  // For a report read from a bounded JSON: how many buffers and timeline
-  // steps the module had before the writer cut them (0: nothing was cut).
-  // The timeline read back holds each kept step's bytes until the next.
+  // For a report read from a bounded JSON: how many buffers, buffers live
+  // at the peak and timeline steps the module had before the writer cut
+  // them (0: nothing was cut), and its rollups at the peak, made from every
+  // buffer (RollupAtPeak returns them). The timeline read back holds each
+  // kept step's bytes until the next.
   int64_t buffers_total = 0;
+  int64_t live_at_peak_total = 0;
   int64_t timeline_total = 0;
+  std::vector<RollupRow> peak_by_line, peak_by_op;
 };
+
+// How many buffers are live at the peak, of a report read back too.
+inline size_t LiveAtPeakCount(const ModuleReport& m) {
+  return std::max<size_t>(m.profile.live_at_peak.size(), static_cast<size_t>(m.live_at_peak_total));
+}
 
 struct Report {
   std::vector<ModuleReport> modules;
@@ -286,11 +303,6 @@ std::string CountedNames(const std::vector<std::string>& names, size_t shown);
 // Bytes live at the peak grouped by the buffers' source line or op_name,
 // largest first; the key is "" for buffers without one.
 enum class RollupKey : uint8_t { kSourceLine, kOpName };
-struct RollupRow {
-  std::string key;
-  int64_t bytes = 0;
-  int buffers = 0;
-};
 std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key);
 
 // The timeline reduced to at most `columns` points, each the maximum of

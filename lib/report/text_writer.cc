@@ -276,7 +276,7 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const S
   const int64_t peak = m.profile.peak_live_bytes;
   AppendHeading(style,
                 absl::StrCat("Buffers live at the peak (step ", m.profile.peak_step, " of ",
-                             m.schedule_length, "): ", m.profile.live_at_peak.size(), " buffers, ",
+                             m.schedule_length, "): ", LiveAtPeakCount(m), " buffers, ",
                              HumanBytes(peak)),
                 out);
   if (m.peak_instruction) {
@@ -292,8 +292,8 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const S
                r.Label(), r.Source()});
   }
   table.Render(style, out);
-  if (m.profile.live_at_peak.size() > RowsIn(groups)) {
-    absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", m.profile.live_at_peak.size() - RowsIn(groups),
+  if (LiveAtPeakCount(m) > RowsIn(groups)) {
+    absl::StrAppend(out, style.Dim(absl::StrCat("  ... ", LiveAtPeakCount(m) - RowsIn(groups),
                                                 " more (", TopHint(options), " shows more)")),
                     "\n");
   }
