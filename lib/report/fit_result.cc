@@ -43,6 +43,11 @@ absl::StatusOr<FitResultFile> ParseFitResult(const std::string& path, const std:
   file.path = path;
   file.setting = setting->get<std::string>();
   if (json.contains("device") && json["device"].is_string()) file.device = json["device"];
+  if (json.contains("device") && json["device"].is_array()) {  // chips as a choice of the grid
+    std::vector<std::string> chips;
+    for (const nlohmann::json& chip : json["device"]) chips.push_back(Scalar(chip));
+    file.device = absl::StrCat("each of ", absl::StrJoin(chips, ", "));
+  }
   for (const nlohmann::json& point : *frontier) {
     if (!point.is_object() || !point.contains("choices") || !point["choices"].is_object() ||
         !point.contains("largest")) {

@@ -375,12 +375,17 @@ class FitResult:
             "breakdown": self.breakdown,
         }
 
+    def _device_text(self) -> str:
+        if isinstance(self.device, (list, tuple)):
+            return "each of " + ", ".join(map(str, self.device))
+        return self.device or "the given memory"
+
     def to_json(self, indent: Optional[int] = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, default=str)
 
     def __str__(self) -> str:
         lines = [f"hlomem fit: the largest {self.setting} in {self.bounds[0]}:{self.bounds[1]} "
-                 f"that fits {self.device or 'the given memory'}"]
+                 f"that fits {self._device_text()}"]
         for point in self.frontier:
             label = ", ".join(f"{k}={v}" for k, v in point.choices.items()) or self.setting
             verdict = (f"error: {point.error.splitlines()[0] if point.error else ''}" if point.error
@@ -460,8 +465,7 @@ class FitResult:
             out.append(f'<text x="{sx(x):.1f}" y="{height - bottom + 14}" text-anchor="middle">{x}</text>')
         out.append(f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">'
                    f'{html.escape(self.setting)}</text>')
-        if usable:
-            u = min(usable)
+        for u in sorted(set(usable)):  # one line per chip's memory
             out.append(f'<line x1="{left}" y1="{sy(u):.1f}" x2="{width - right}" y2="{sy(u):.1f}" '
                        f'stroke="#d62728" stroke-dasharray="5,3"/>')
             out.append(f'<text x="{width - right}" y="{sy(u) - 4:.1f}" text-anchor="end" fill="#d62728">'
@@ -521,8 +525,9 @@ class FitResult:
                        edgecolors=line.get_color())
         usable = [p.usable_bytes for p in self.probes if p.usable_bytes]
         if usable:
-            limit = min(usable)
-            ax.axhline(limit / 2**30, color="#d62728", linestyle="--", label="usable")
+            for u in sorted(set(usable)):  # one line per chip's memory
+                ax.axhline(u / 2**30, color="#d62728", linestyle="--", label=f"usable {_human(u)}")
+            limit = max(usable)
             # Zoom on the limit: probes far above it only say "no".
             near = [p.value for p in self.probes if p.needed_bytes is not None and p.needed_bytes <= 1.6 * limit]
             if near:
@@ -640,7 +645,9 @@ def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
     settings: one range to search, batch=(1, 4096) or "1:4096", and any
       number of lists of choices, remat=["none", "dots"].
     device: a TPU topology or chip ("tpu-v5e:2x2"), a GPU preset
-      ("h100-80gb"), or None for the local devices with `usable` bytes.
+      ("h100-80gb"), or None for the local devices with `usable` bytes; a
+      list of them is one more choice of the grid ("device=v5e-16gb" in
+      the frontier), each judged against its own memory.
     usable: the memory to fit in (default: the device's; required on the
       local CPU).
     executor: any concurrent.futures.Executor (a process pool by default,
@@ -653,16 +660,27 @@ def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
     name, bounds, grid = _split_settings(settings)
     usable_bytes = parse_bytes(usable, "usable") if usable is not None else None
     from ._probe import resolve_device
-    try:
-        target = resolve_device(device, usable_bytes=usable_bytes)
-    except ValueError as e:
-        raise Error(str(e)) from None
-    if target.get("usable_bytes") is None and target["kind"] != "tpu":
-        raise Error("fit on the local devices needs usable= (the memory to fit in, e.g. '16GiB'), "
-                    "or device= naming a chip ('v5e-16gb', 'tpu-v5e:2x2', 'h100-80gb')")
+    devices = list(device) if isinstance(device, (list, tuple)) else [device]
+    chips_vary = isinstance(device, (list, tuple))
+    if chips_vary:
+        if not devices:
+            raise Error("device: no chips given")
+        if "device" in grid:
+            raise Error("device= lists chips, and a setting is named 'device' too; rename the setting")
+        grid["device"] = devices
+    kinds = set()
+    for chip in devices:
+        try:
+            target = resolve_device(chip, usable_bytes=usable_bytes)
+        except ValueError as e:
+            raise Error(str(e)) from None
+        if target.get("usable_bytes") is None and target["kind"] != "tpu":
+            raise Error("fit on the local devices needs usable= (the memory to fit in, e.g. '16GiB'), "
+                        "or device= naming a chip ('v5e-16gb', 'tpu-v5e:2x2', 'h100-80gb')")
+        kinds.add(target["kind"])
     combos = max(1, math.prod(len(v) for v in grid.values()))
     cores = os.cpu_count() or 1
-    jobs = max(1, jobs or (cores // 2 if target["kind"] == "tpu" else cores))
+    jobs = max(1, jobs or (cores // 2 if "tpu" in kinds else cores))
     cache_dir = default_cache_dir() if cache else None
     owned = None
     if executor is None:
@@ -676,7 +694,9 @@ def fit(build: Union[BuildFn, str], *, device: Optional[str] = None,
     start = time.monotonic()
 
     def submit(settings: Dict[str, Any]) -> concurrent.futures.Future:
-        return executor.submit(run_probe, build, settings, device, usable_bytes, cache_dir)
+        settings = dict(settings)
+        chip = settings.pop("device") if chips_vary else device  # a choice of the grid, not the build's
+        return executor.submit(run_probe, build, settings, chip, usable_bytes, cache_dir)
     try:
         frontier = search(submit, name, bounds, grid, jobs,
                           _print_progress(combos * max_compiles(bounds)) if progress else None)
@@ -723,7 +743,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("build", help="FILE.py:FUNCTION returning (fn, args[, jit_kwargs]) for settings")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUES",
                         help="batch=1:4096 to search, remat=none,dots for choices (repeatable)")
-    parser.add_argument("--device", help="tpu-v5e:2x2, v5e-16gb, h100-80gb, ... (default: local devices)")
+    parser.add_argument("--device", help="tpu-v5e:2x2, v5e-16gb, h100-80gb, ... (default: local devices); "
+                                         "several, comma-separated, are one more choice of the grid")
     parser.add_argument("--usable", help="Usable memory, e.g. 16GiB (default: the device's)")
     parser.add_argument("--jobs", type=int, default=None,
                         help="Probes side by side (default: one per core, per two cores on TPU)")
@@ -747,7 +768,8 @@ def main(argv: Sequence[str]) -> int:
             raise Error(f"--jobs: must be at least 1, not {args.jobs}")
         build = args.build
         _load_build(build)  # a file that does not import is reported before any probe
-        result = fit(build, device=args.device, usable=args.usable, jobs=args.jobs,
+        chips = args.device.split(",") if args.device and "," in args.device else args.device
+        result = fit(build, device=chips, usable=args.usable, jobs=args.jobs,
                      cache=not args.no_cache, **settings)
     except Error as e:
         print(f"error: {e}" if not str(e).startswith(("error:", "/")) and ": error:" not in str(e)

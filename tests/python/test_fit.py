@@ -124,6 +124,36 @@ def test_a_grid_gives_a_frontier():
     assert all(p.compiles <= _fit.max_compiles((1, 2048)) for p in frontier)
 
 
+def test_chips_are_a_choice_of_the_grid():
+    """device=[...] searches each chip against its own memory; the build
+    never sees the chip, and each probe is compiled for its own."""
+    from hlomem import _probe
+    usable = {chip: _probe.resolve_device(chip)["usable_bytes"] for chip in ("h100-80gb", "b200-192gb")}
+
+    class Chips(concurrent.futures.Executor):
+        seen = []
+
+        def submit(self, fn, build, settings, chip, usable_bytes, cache_dir):
+            self.seen.append((dict(settings), chip))
+            total = 1_000_000_000 + 100_000_000 * settings["batch"] * settings["microbatches"]
+            future = concurrent.futures.Future()
+            future.set_result({"fits": total <= usable[chip], "status": "ok" if total <= usable[chip] else "oom",
+                               "total_bytes": total, "usable_bytes": usable[chip]})
+            return future
+    r = hlomem.fit(lambda batch, microbatches: None, batch=(1, 4096), microbatches=[1, 2],
+                   device=["h100-80gb", "b200-192gb"], executor=Chips(), progress=False)
+    answers = {(p.choices["device"], p.choices["microbatches"]): p.largest for p in r.frontier}
+    for (chip, micro), largest in answers.items():
+        assert largest == (usable[chip] - 1_000_000_000) // (100_000_000 * micro), (chip, micro)
+    assert answers[("b200-192gb", 1)] > answers[("h100-80gb", 1)]
+    assert all("device" not in settings for settings, _ in Chips.seen)
+    assert {chip for _, chip in Chips.seen} == {"h100-80gb", "b200-192gb"}
+    assert "each of h100-80gb, b200-192gb" in str(r)
+    assert r.svg().count("usable ") == 2  # a line per chip's memory
+    with pytest.raises(hlomem.Error, match="unknown device 'z80'"):
+        hlomem.fit(lambda batch: None, batch=(1, 8), device=["h100-80gb", "z80"])
+
+
 def test_a_compile_error_is_never_a_verdict():
     submit, _ = _fake_submit(lambda v, _: v, 1000, errors={1024})
     [point] = _fit.search(submit, "batch", (1, 2048), {}, jobs=1)
