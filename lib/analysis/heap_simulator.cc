@@ -556,6 +556,9 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
   if (orders == target::HeapOrders::kTemporalOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
   }
+  if (orders == target::HeapOrders::kSpatialOnly) {
+    return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kSpatial);
+  }
   if (orders == target::HeapOrders::kAllocationOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
   }
@@ -587,12 +590,6 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
       if (repacked.heap_size < best.heap_size) best = std::move(repacked);
     }
     return best;
-  }
-  if (orders == target::HeapOrders::kSmallestOfAll) {
-    HeapResult best = BestHeap(events, id_count, alignment, target::HeapOrders::kSmallerOfBoth);
-    HeapResult allocation =
-        GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
-    return allocation.heap_size <= best.heap_size ? std::move(allocation) : std::move(best);
   }
   // The two orders are independent; lay them out side by side.
   HeapResult temporal;

@@ -68,8 +68,8 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 
 // The heap in the orders a target asks for: by default both, the smaller
 // heap winning and ties going to spatial (XLA's ChooseBestHeapAlgorithm over
-// the two); the temporal or allocation order alone; the smallest of all
-// three; or, for memory-space assignment, the smallest of the two
+// the two); the temporal, spatial or allocation order alone; or, for
+// memory-space assignment, the smallest of the two
 // schedule-time orders, the temporal and the allocation order.
 //
 // kMemorySpaceAssignment with a `budget`: when every order's heap exceeds

@@ -61,11 +61,10 @@ struct InPlaceAlias {
 enum class HeapOrders : uint8_t {
   kSmallerOfBoth,  // XLA's ChooseBestHeapAlgorithm: temporal and spatial
   kTemporalOnly,
+  kSpatialOnly,  // decreasing size (XLA:TPU's second, tighter HBM heap)
   // Online best fit: each buffer placed when it is allocated, among the
   // chunks live then (XLA:TPU's HBM heap).
   kAllocationOnly,
-  // The smallest of the allocation, temporal and spatial orders.
-  kSmallestOfAll,
   // The smallest of the allocation and temporal orders and of memory-space
   // assignment's size-then-lifetime order in schedule time, by a buffer's
   // own size and by its group's extent (analysis::HeapOrder).

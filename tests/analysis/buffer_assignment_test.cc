@@ -695,11 +695,13 @@ TEST(HeapSimulatorTest, AllocationOrderPlacesEachBufferAsItComes) {
   EXPECT_EQ(temporal.offsets[2], 1024);
   EXPECT_EQ(temporal.offsets[0], 1152);
   // T then goes to S's slot, at 1152: 1202 B. Both offline orders need
-  // that, so the smallest of all three is the allocation order's.
+  // that; the decreasing-size one alone too.
   EXPECT_EQ(temporal.heap_size, 1202);
   EXPECT_EQ(BestHeap(events, 4, 64, target::HeapOrders::kSmallerOfBoth).heap_size, 1202);
-  EXPECT_EQ(BestHeap(events, 4, 64, target::HeapOrders::kSmallestOfAll).offsets,
-            online.offsets);
+  const HeapResult spatial = BestHeap(events, 4, 64, target::HeapOrders::kSpatialOnly);
+  EXPECT_EQ(spatial.offsets, GlobalDecreasingSizeBestFit(events, 4, 64, HeapOrder::kSpatial).offsets);
+  EXPECT_EQ(spatial.offsets[1], 0);  // the largest lowest
+  EXPECT_EQ(spatial.heap_size, 1202);
 }
 
 // ShareWith puts a buffer in another's chunk; the shared chunk counts once.

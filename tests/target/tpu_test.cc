@@ -162,7 +162,7 @@ TEST(TpuTargetTest, NamesAndDevice) {
 // HBM is laid out as XLA:TPU allocates, online; VMEM by memory-space
 // assignment's orders, SMEM by the smaller of the offline two. Past the HBM XLA:TPU offers (which a bare target
 // does not know) it assigns again, tighter: temps may enter donated
-// parameters, and HBM takes the smallest heap of all three orders.
+// parameters, and HBM is laid out by decreasing size.
 TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   const std::unique_ptr<Target> v6e = MakeTpuTarget(FindTpuGeneration("v6e"));
   EXPECT_EQ(v6e->heap_orders(0), HeapOrders::kAllocationOnly);
@@ -172,7 +172,7 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_TRUE(v6e->TupleTablesAfterArrays());
   EXPECT_FALSE(MakeCpuTarget()->TupleTablesAfterArrays());
   EXPECT_EQ(v6e->TightAssignmentAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
-  EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallestOfAll);
+  EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSpatialOnly);
   EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(MakeTpuTarget(nullptr)->TightAssignmentAbove(), std::nullopt);
   // Memory-space assignment's budgets: VMEM on v5e and v6e, colour 3 on v4.
