@@ -278,9 +278,29 @@ MODELS = {
 CASES = {}
 
 
-def _case(name, model, target, batch, seq, mesh=(2, 2), step=64, edge=None):
+def _case(model, target, batch, seq, edge, mesh=(2, 2)):
+    name = "%s_b%d_s%d" % (model, batch, seq)
     CASES[name] = dict(name=name, model=model, target=target, batch=batch, seq=seq,
-                       mesh=list(mesh), step=step, edge=edge)
+                       mesh=list(mesh), step=64, edge=edge)
+
+
+# Found with tools/gen_trainer_testdata.sh --try (XLA's HBM total, the sum of the colour-0
+# allocations of its buffer assignment, against the available HBM its E1000 message states).
+# v5e (15.75G available): seq 6080 fits at 15.615 GiB (-0.9%), 6144 fails at 15.76G (+0.1%);
+# 5952 fits at 15.196 GiB. (6 blocks: seq 4096 fits at 13.21 GiB, 4352 asks 16.00G.)
+_case("hf_gpt2_medium_l3", "tpu_v5e", 8, 6080, "fits, 0.9% under the available 15.75G")
+_case("hf_gpt2_medium_l3", "tpu_v5e", 8, 6144, "E1000, 0.08% over the available 15.75G")
+# v4 (15.25G available per device of v4:2x2x1): 3520 fits at 15.158 GiB (-0.6%), 3584 fails
+# at 15.42G (+1.1%); 4608 asks 20.01G.
+_case("kh_gemma3_270m_l3", "tpu_v4", 8, 3520, "fits, 0.6% under the available 15.25G")
+_case("kh_gemma3_270m_l3", "tpu_v4", 8, 3584, "E1000, 1.1% over the available 15.25G")
+# v6e (31.24G available): a cliff. 6816 fits at 30.07 GiB (-3.7%); 6896 asks 34.03G (+8.9%),
+# 6976 34.99G, 7680 39.31G: XLA's rematerialization stops fitting the step between 6816 and
+# 6896 and the requirement jumps by ~4 GiB; no seq lands within 2% on either side.
+_case("kh_gpt2_base_l3", "tpu_v6e", 8, 6816, "fits, 3.7% under the available 31.24G "
+      "(largest probed seq that fits: the requirement jumps at the next probes)")
+_case("kh_gpt2_base_l3", "tpu_v6e", 8, 6896, "E1000, 8.9% over the available 31.24G (the "
+      "smallest probed seq that fails)")
 
 
 def get_case(name):
