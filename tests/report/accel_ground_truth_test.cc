@@ -7,6 +7,7 @@
 // claimed exact every case must match; the figures that differ are listed
 // in accel_known_diffs.txt, and any change to that list fails.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -76,10 +77,12 @@ struct Case {
   std::optional<nlohmann::json> memory_analysis;  // XLA's memory_analysis.json, where committed
 };
 
-std::vector<Case> ReadCases() {
+// The cases of testdata/<suite>/MANIFEST.json: "accel", or "trainers" (real
+// trainers' steps at the HBM edge, tools/gen_trainer_testdata.sh).
+std::vector<Case> ReadCases(const std::string& suite = "accel") {
   const std::string root = HLOMEM_TESTDATA_DIR;
-  std::ifstream in(root + "/accel/MANIFEST.json");
-  EXPECT_TRUE(in) << "missing " << root << "/accel/MANIFEST.json";
+  std::ifstream in(root + "/" + suite + "/MANIFEST.json");
+  EXPECT_TRUE(in) << "missing " << root << "/" << suite << "/MANIFEST.json";
   std::vector<Case> cases;
   if (!in) return cases;
   const nlohmann::json manifest = nlohmann::json::parse(in);
@@ -238,29 +241,32 @@ std::string KeyOf(const std::string& line) {
   return fields.size() < 2 ? line : fields[0] + " " + fields[1];
 }
 
-constexpr char kKnownDiffsHeader[] =
-    "# The figures where hlomem, from the after-optimizations HLO alone, differs\n"
-    "# from XLA on the committed accelerator dumps (testdata/accel): one line per\n"
-    "# case and memory space (colourN:NAME, the sum of that colour's allocations)\n"
-    "# or memory_analysis() field. Fields: case, figure, hlomem's bytes, XLA's\n"
-    "# bytes, the difference, as a percentage of XLA's.\n"
-    "# AccelGroundTruthTest.DifferencesFromXlaAreTheKnownOnes fails on any change\n"
-    "# to this list. Regenerate it, and review the diff, with:\n"
-    "#   HLOMEM_UPDATE_KNOWN_DIFFS=1 build/tests/report/report_test \\\n"
-    "#     --gtest_filter=AccelGroundTruthTest.DifferencesFromXlaAreTheKnownOnes\n";
+// The header of a known-differences list of testdata/<suite>.
+std::string KnownDiffsHeader(const std::string& suite, const std::string& test) {
+  return absl::StrCat(
+      "# The figures where hlomem, from the after-optimizations HLO alone, differs\n"
+      "# from XLA on the committed dumps of testdata/", suite, ": one line per\n"
+      "# case and memory space (colourN:NAME, the sum of that colour's allocations)\n"
+      "# or memory_analysis() field. Fields: case, figure, hlomem's bytes, XLA's\n"
+      "# bytes, the difference, as a percentage of XLA's.\n"
+      "# ", test, " fails on any change\n"
+      "# to this list. Regenerate it, and review the diff, with:\n"
+      "#   HLOMEM_UPDATE_KNOWN_DIFFS=1 build/tests/report/report_test \\\n"
+      "#     --gtest_filter=", test, "\n");
+}
 
 // Any change to where hlomem differs from XLA fails: a case newly
 // differing, a listed case now matching, a listed difference that moved.
-TEST_F(AccelGroundTruthTest, DifferencesFromXlaAreTheKnownOnes) {
+void ExpectKnownDifferences(const std::vector<Case>& cases, const std::vector<ModuleReport>& reports,
+                            const std::string& suite, const std::string& path, const std::string& test) {
   std::vector<std::string> now;
-  for (size_t k = 0; k < cases_->size(); ++k) {
-    for (std::string& line : Differences((*cases_)[k], (*reports_)[k])) now.push_back(std::move(line));
+  for (size_t k = 0; k < cases.size(); ++k) {
+    for (std::string& line : Differences(cases[k], reports[k])) now.push_back(std::move(line));
   }
-  const std::string path = HLOMEM_KNOWN_DIFFS_FILE;
   const char* update = std::getenv("HLOMEM_UPDATE_KNOWN_DIFFS");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream out(path, std::ios::trunc);
-    out << kKnownDiffsHeader;
+    out << KnownDiffsHeader(suite, test);
     for (const std::string& line : now) out << line << "\n";
     ASSERT_TRUE(out.good()) << "cannot write " << path;
     std::printf("wrote %zu known differences to %s\n", now.size(), path.c_str());
@@ -289,12 +295,18 @@ TEST_F(AccelGroundTruthTest, DifferencesFromXlaAreTheKnownOnes) {
   }
   EXPECT_EQ(known.size(), known_by_key.size()) << path << " lists a case and figure twice";
   EXPECT_TRUE(changes.empty())
-      << "hlomem's differences from XLA on testdata/accel are not the ones " << path << " lists:\n"
+      << "hlomem's differences from XLA on testdata/" << suite << " are not the ones " << path
+      << " lists:\n"
       << changes
       << "If the change is intended (a fix, or a known regression), rewrite the list and commit it:\n"
-         "  HLOMEM_UPDATE_KNOWN_DIFFS=1 build/tests/report/report_test "
-         "--gtest_filter=AccelGroundTruthTest.DifferencesFromXlaAreTheKnownOnes";
+         "  HLOMEM_UPDATE_KNOWN_DIFFS=1 build/tests/report/report_test --gtest_filter="
+      << test;
   std::printf("%zu differences from XLA; %s lists %zu\n", now.size(), path.c_str(), known.size());
+}
+
+TEST_F(AccelGroundTruthTest, DifferencesFromXlaAreTheKnownOnes) {
+  ExpectKnownDifferences(*cases_, *reports_, "accel", HLOMEM_KNOWN_DIFFS_FILE,
+                         "AccelGroundTruthTest.DifferencesFromXlaAreTheKnownOnes");
 }
 
 TEST_F(AccelGroundTruthTest, TpuDeviceFitAgreesWithXlasCompileVerdict) {
@@ -317,6 +329,57 @@ TEST_F(AccelGroundTruthTest, TpuDeviceFitAgreesWithXlasCompileVerdict) {
   }
   EXPECT_EQ(checked, kTpuModules);  // four TPU generations of the whole suite
   EXPECT_EQ(out_of_memory, kTpuOutOfMemory);  // the suite's OOM programs, both sides of the limit
+}
+
+// Real trainers' train steps at the HBM edge (testdata/trainers: public
+// training code installed from PyPI, FSDP x tensor on deviceless TPU
+// meshes, each just fitting or failing with XLA's E1000): from the HLO
+// alone, the device verdict is XLA's compile verdict on every one, and
+// the differences from XLA's assignment are the listed ones.
+class TrainerGroundTruthTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cases_ = new std::vector<Case>(ReadCases("trainers"));
+    reports_ = new std::vector<ModuleReport>();
+    for (const Case& c : *cases_) reports_->push_back(Analyze(c));
+  }
+  static std::vector<Case>* cases_;
+  static std::vector<ModuleReport>* reports_;
+};
+std::vector<Case>* TrainerGroundTruthTest::cases_ = nullptr;
+std::vector<ModuleReport>* TrainerGroundTruthTest::reports_ = nullptr;
+
+TEST_F(TrainerGroundTruthTest, DeviceFitAgreesWithXlasCompileVerdict) {
+  std::set<std::string> generations;
+  int out_of_memory = 0;
+  for (size_t k = 0; k < cases_->size(); ++k) {
+    const Case& c = (*cases_)[k];
+    const auto preset = TpuPresets().find(c.target);
+    ASSERT_NE(preset, TpuPresets().end()) << c.name;
+    DeviceRequest request;
+    request.preset = preset->second;
+    absl::StatusOr<std::optional<DeviceBudget>> budget = ResolveDevice(request);
+    ASSERT_TRUE(budget.ok() && budget->has_value());
+    Report report;
+    report.modules.push_back((*reports_)[k]);
+    ApplyDeviceFit(**budget, &report);
+    ASSERT_TRUE(report.modules[0].device_fit.has_value()) << c.name;
+    EXPECT_EQ(report.modules[0].device_fit->fits, c.verdict == "fits") << c.name;
+    // HBM within 2% of XLA's on every one, where the verdict turns.
+    const int64_t xla_hbm = c.xla_by_color.at(0);
+    const int64_t hbm = ComputedByColor((*reports_)[k])[0];
+    EXPECT_LT(std::abs(static_cast<double>(hbm - xla_hbm)) / static_cast<double>(xla_hbm), 0.02) << c.name;
+    generations.insert(c.target);
+    out_of_memory += c.verdict != "fits";
+  }
+  EXPECT_GE(cases_->size(), 6u);
+  EXPECT_GE(generations.size(), 3u);
+  EXPECT_GE(out_of_memory, 3);
+}
+
+TEST_F(TrainerGroundTruthTest, DifferencesFromXlaAreTheKnownOnes) {
+  ExpectKnownDifferences(*cases_, *reports_, "trainers", HLOMEM_TRAINER_KNOWN_DIFFS_FILE,
+                         "TrainerGroundTruthTest.DifferencesFromXlaAreTheKnownOnes");
 }
 
 // XLA:TPU's E1000 names the HBM its program needs; hlomem's HBM total from
