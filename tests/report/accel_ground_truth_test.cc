@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -24,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/report/device.h"
+#include "lib/hlo/module.h"
 #include "lib/pipeline/pipeline.h"
 #include "lib/report/report.h"
 #include "lib/report/writers.h"
@@ -375,6 +377,24 @@ TEST_F(TrainerGroundTruthTest, DeviceFitAgreesWithXlasCompileVerdict) {
   EXPECT_GE(cases_->size(), 6u);
   EXPECT_GE(generations.size(), 3u);
   EXPECT_GE(out_of_memory, 3);
+}
+
+// Every buffer with a Python stack gets a line of the model's code (the
+// trainer's script, or transformers' and keras-hub's modules installed in
+// site-packages), never a framework's or Python's own.
+TEST_F(TrainerGroundTruthTest, SourceLinesAreTheModelsCode) {
+  for (size_t k = 0; k < cases_->size(); ++k) {
+    int with_stack = 0, installed = 0;
+    for (const BufferRow& row : (*reports_)[k].rows) {
+      if (row.stack_frame == 0) continue;
+      ++with_stack;
+      EXPECT_EQ(hlo::OriginOfFrame(row.source_file), hlo::FrameOrigin::kUser)
+          << (*cases_)[k].name << ": " << row.instruction << " at " << row.source_file;
+      installed += absl::StrContains(row.source_file, "/site-packages/");
+    }
+    EXPECT_GT(with_stack, 1000) << (*cases_)[k].name;
+    EXPECT_GT(installed, with_stack / 2) << (*cases_)[k].name;  // most in the installed model code
+  }
 }
 
 TEST_F(TrainerGroundTruthTest, DifferencesFromXlaAreTheKnownOnes) {
