@@ -81,7 +81,7 @@ struct Case {
 
 // The cases of testdata/<suite>/MANIFEST.json: "accel", or "trainers" (real
 // trainers' steps at the HBM edge, tools/gen_trainer_testdata.sh).
-std::vector<Case> ReadCases(const std::string& suite = "accel") {
+std::vector<Case> ReadCases(const std::string& suite) {
   const std::string root = HLOMEM_TESTDATA_DIR;
   std::ifstream in(root + "/" + suite + "/MANIFEST.json");
   EXPECT_TRUE(in) << "missing " << root << "/" << suite << "/MANIFEST.json";
@@ -132,18 +132,44 @@ std::map<int64_t, int64_t> NonZero(std::map<int64_t, int64_t> bytes) {
   return bytes;
 }
 
-class AccelGroundTruthTest : public ::testing::Test {
+// The cases of one suite and their reports from the HLO alone, made once
+// for all of the suite's tests.
+template <const char* kSuite>
+class GroundTruthTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    cases_ = new std::vector<Case>(ReadCases());
+    cases_ = new std::vector<Case>(ReadCases(kSuite));
     reports_ = new std::vector<ModuleReport>();
     for (const Case& c : *cases_) reports_->push_back(Analyze(c));
   }
   static std::vector<Case>* cases_;
   static std::vector<ModuleReport>* reports_;
 };
-std::vector<Case>* AccelGroundTruthTest::cases_ = nullptr;
-std::vector<ModuleReport>* AccelGroundTruthTest::reports_ = nullptr;
+template <const char* kSuite>
+std::vector<Case>* GroundTruthTest<kSuite>::cases_ = nullptr;
+template <const char* kSuite>
+std::vector<ModuleReport>* GroundTruthTest<kSuite>::reports_ = nullptr;
+
+constexpr char kAccel[] = "accel";
+using AccelGroundTruthTest = GroundTruthTest<kAccel>;
+
+// The device fit of a TPU case on its generation's preset, from hlomem's
+// figures; nullopt for a case without a preset or verdict.
+std::optional<bool> FitsOnPreset(const Case& c, const ModuleReport& m) {
+  const auto preset = TpuPresets().find(c.target);
+  if (preset == TpuPresets().end() || c.verdict.empty()) return std::nullopt;
+  DeviceRequest request;
+  request.preset = preset->second;
+  absl::StatusOr<std::optional<DeviceBudget>> budget = ResolveDevice(request);
+  EXPECT_TRUE(budget.ok() && budget->has_value()) << c.name;
+  if (!budget.ok() || !budget->has_value()) return std::nullopt;
+  Report report;
+  report.modules.push_back(m);
+  ApplyDeviceFit(**budget, &report);
+  EXPECT_TRUE(report.modules[0].device_fit.has_value()) << c.name;
+  if (!report.modules[0].device_fit) return std::nullopt;
+  return report.modules[0].device_fit->fits;
+}
 
 TEST_F(AccelGroundTruthTest, GpuEveryMemorySpaceAndMemoryAnalysisMatchXlaExactly) {
   int gpu = 0, analyses = 0;
@@ -315,17 +341,9 @@ TEST_F(AccelGroundTruthTest, TpuDeviceFitAgreesWithXlasCompileVerdict) {
   int checked = 0, out_of_memory = 0;
   for (size_t k = 0; k < cases_->size(); ++k) {
     const Case& c = (*cases_)[k];
-    const auto preset = TpuPresets().find(c.target);
-    if (preset == TpuPresets().end() || c.verdict.empty()) continue;
-    DeviceRequest request;
-    request.preset = preset->second;
-    absl::StatusOr<std::optional<DeviceBudget>> budget = ResolveDevice(request);
-    ASSERT_TRUE(budget.ok() && budget->has_value());
-    Report report;
-    report.modules.push_back((*reports_)[k]);
-    ApplyDeviceFit(**budget, &report);
-    ASSERT_TRUE(report.modules[0].device_fit.has_value()) << c.name;
-    EXPECT_EQ(report.modules[0].device_fit->fits, c.verdict == "fits") << c.name;
+    const std::optional<bool> fits = FitsOnPreset(c, (*reports_)[k]);
+    if (!fits) continue;
+    EXPECT_EQ(*fits, c.verdict == "fits") << c.name;
     ++checked;
     out_of_memory += c.verdict != "fits";
   }
@@ -338,35 +356,17 @@ TEST_F(AccelGroundTruthTest, TpuDeviceFitAgreesWithXlasCompileVerdict) {
 // meshes, each just fitting or failing with XLA's E1000): from the HLO
 // alone, the device verdict is XLA's compile verdict on every one, and
 // the differences from XLA's assignment are the listed ones.
-class TrainerGroundTruthTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    cases_ = new std::vector<Case>(ReadCases("trainers"));
-    reports_ = new std::vector<ModuleReport>();
-    for (const Case& c : *cases_) reports_->push_back(Analyze(c));
-  }
-  static std::vector<Case>* cases_;
-  static std::vector<ModuleReport>* reports_;
-};
-std::vector<Case>* TrainerGroundTruthTest::cases_ = nullptr;
-std::vector<ModuleReport>* TrainerGroundTruthTest::reports_ = nullptr;
+constexpr char kTrainers[] = "trainers";
+using TrainerGroundTruthTest = GroundTruthTest<kTrainers>;
 
 TEST_F(TrainerGroundTruthTest, DeviceFitAgreesWithXlasCompileVerdict) {
   std::set<std::string> generations;
   int out_of_memory = 0;
   for (size_t k = 0; k < cases_->size(); ++k) {
     const Case& c = (*cases_)[k];
-    const auto preset = TpuPresets().find(c.target);
-    ASSERT_NE(preset, TpuPresets().end()) << c.name;
-    DeviceRequest request;
-    request.preset = preset->second;
-    absl::StatusOr<std::optional<DeviceBudget>> budget = ResolveDevice(request);
-    ASSERT_TRUE(budget.ok() && budget->has_value());
-    Report report;
-    report.modules.push_back((*reports_)[k]);
-    ApplyDeviceFit(**budget, &report);
-    ASSERT_TRUE(report.modules[0].device_fit.has_value()) << c.name;
-    EXPECT_EQ(report.modules[0].device_fit->fits, c.verdict == "fits") << c.name;
+    const std::optional<bool> fits = FitsOnPreset(c, (*reports_)[k]);
+    ASSERT_TRUE(fits.has_value()) << c.name;
+    EXPECT_EQ(*fits, c.verdict == "fits") << c.name;
     // HBM within 2% of XLA's on every one, where the verdict turns.
     const int64_t xla_hbm = c.xla_by_color.at(0);
     const int64_t hbm = ComputedByColor((*reports_)[k])[0];
