@@ -22,7 +22,7 @@ def test_imports_the_installed_package_not_the_source_tree():
     location = pathlib.Path(hlomem.__file__).resolve()
     assert "site-packages" in location.parts, location
     assert hlomem.__version__ != "0+unknown"
-    assert hlomem.SCHEMA_VERSION == 1
+    assert hlomem.SCHEMA_VERSION == 2
 
 
 def test_dump_folder_matches_xla(gather_grad_dump):

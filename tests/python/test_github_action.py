@@ -177,7 +177,7 @@ def test_default_install_builds_this_checkout_into_a_fresh_python(tmp_path):
     version = subprocess.run([str(venv / "bin" / "python"), "-c",
                               "import hlomem; print(hlomem.SCHEMA_VERSION)"],
                              capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == "1"
+    assert version.stdout.strip() == "2"
 
 
 @pytest.mark.parametrize("install", ["hlomem", "hlomem==0.1.0", "hlomem[jax]"])
