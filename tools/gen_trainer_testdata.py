@@ -175,8 +175,12 @@ def run_case(c, py, keep_tmp=False):
             raise RuntimeError("%s: expected one %s file, got %s" % (c["name"], kd,
                                                                      by_kind.get(kd)))
     keep = [by_kind["after_txt"][0], by_kind["buffer_assignment"][0],
-            by_kind["memory_usage_report"][0]] + by_kind.get("buffer_assignment_values", [])
+            by_kind["memory_usage_report"][0]]
     dropped = []
+    if "buffer_assignment_values" in c.get("drop_for_size", []):
+        dropped += by_kind.get("buffer_assignment_values", [])
+    else:
+        keep += by_kind.get("buffer_assignment_values", [])
     # XLA writes the target files (and tpu_comp_env.txt) when the compile starts, under the
     # module's id then; the optimized module is dumped under a later id. Keep the files of the
     # latest earlier id then, as hlomem reads them (as tools/gen_accel_testdata.py does).
@@ -251,7 +255,7 @@ def run_case(c, py, keep_tmp=False):
         "mesh": {"fsdp": c["mesh"][0], "tensor": c["mesh"][1]},
         "batch": c["batch"],
         "seq": c["seq"],
-        "size_knob": "seq",
+        "size_knob": c.get("knob", "seq"),
         "knob_step": c["step"],
         "edge": c.get("edge"),
         "description": c.get("description", ""),
@@ -293,7 +297,33 @@ def run_case(c, py, keep_tmp=False):
     return res["verdict"]
 
 
+def apply_size_budget():
+    """Removes the files trainers.CASES[...]["drop_for_size"] names from cases generated
+    before the entry said so (the test data's size budget), and lists them in case.json's
+    files_dropped_for_size as run_case does."""
+    trainers = load_trainers()
+    for name, c in trainers.CASES.items():
+        d = os.path.join(OUT, c["target"], name)
+        if not c.get("drop_for_size") or not os.path.isfile(os.path.join(d, "case.json")):
+            continue
+        gone = [fn for fn in os.listdir(d) if "buffer_assignment_values" in c["drop_for_size"]
+                and fn.endswith("after_optimizations-buffer-assignment-values.txt")]
+        if not gone:
+            continue
+        with open(os.path.join(d, "case.json")) as f:
+            info = json.load(f)
+        for fn in gone:
+            os.remove(os.path.join(d, fn))
+            info["files_dropped_for_size"] = sorted(set(info["files_dropped_for_size"]) | {
+                re.sub(r"^module_\d+\.", "module_NNNN.", fn)})
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(info, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
 def build_manifest():
+    apply_size_budget()
+    trainers = load_trainers()
     cases = []
     targets = []
     for target in sorted(os.listdir(OUT)):
@@ -341,6 +371,10 @@ def build_manifest():
             for k in ("oom_required", "oom_available", "oom_what"):
                 if k in info:
                     entry[k] = info[k]
+            listed = trainers.CASES.get(info["name"])
+            entry["listed_in_trainers_py"] = bool(listed)
+            if listed and not entry.get("edge"):
+                entry["edge"] = listed["edge"]
             cases.append(entry)
         targets.append({"target": target, "topology": TOPOLOGY.get(target), "counts": counts,
                         "shared_files": ["trainers/%s/tpu_comp_env.txt" % target]
@@ -410,6 +444,8 @@ def main():
     ap.add_argument("--try", dest="try_model", default="",
                     help="compile a model of trainers.MODELS at --batch/--seq into a case")
     ap.add_argument("--target", default="tpu_v5e")
+    ap.add_argument("--knob", default="seq", choices=["seq", "batch"],
+                    help="which of --batch / --seq a --try case records as its size knob")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", default="1024", help="comma-separated for several probes")
     ap.add_argument("--mesh", default="2x2")
@@ -436,7 +472,8 @@ def main():
         mesh = [int(x) for x in a.mesh.split("x")]
         for s in a.seq.split(","):
             c = dict(name="%s_b%d_s%s" % (a.try_model, a.batch, s), model=a.try_model,
-                     target=a.target, batch=a.batch, seq=int(s), mesh=mesh, step=64)
+                     target=a.target, batch=a.batch, seq=int(s), mesh=mesh,
+                     step=2 if a.knob == "batch" else 64, knob=a.knob)
             try:
                 run_case(c, a.python, keep_tmp=a.keep_tmp)
             except Exception as e:  # noqa
