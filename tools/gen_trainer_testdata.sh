@@ -24,7 +24,7 @@ if [ -z "$PYTHON" ]; then
   done
 fi
 venv="$ROOT/.venv-trainers-tpu"
-if ! "$venv/bin/python" -c "import jax, keras_hub, transformers, sys; sys.exit(jax.__version__ != '0.12.0.1')" 2>/dev/null; then
+if ! KERAS_BACKEND=jax "$venv/bin/python" -c "import jax, keras_hub, transformers, sys; sys.exit(jax.__version__ != '0.12.0.1')" 2>/dev/null; then
   echo "creating $venv with $PYTHON" >&2
   rm -rf "$venv"
   "$PYTHON" -m venv "$venv"
