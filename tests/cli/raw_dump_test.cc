@@ -55,7 +55,9 @@ TEST_P(RawTpuFolderTest, OneModuleAfterOptimizationsWithXlasFigures) {
 TEST_P(RawTpuFolderTest, StageFiltersWhatItSays) {
   const auto after = Hlomem("report --stage after --format json " + Path());
   ASSERT_EQ(after.exit_code, 0) << after.out;
-  for (const auto& module : nlohmann::json::parse(after.out)["modules"]) {
+  const nlohmann::json after_report = nlohmann::json::parse(after.out);
+  ASSERT_EQ(after_report["modules"].size(), 1u);
+  for (const auto& module : after_report["modules"]) {
     EXPECT_EQ(module["stage"], "after_optimizations");
   }
   const auto before = Hlomem("report --stage before --format json " + Path());
