@@ -259,7 +259,8 @@ std::optional<StackEntry> Module::FrameOf(int64_t stack_frame) const {
     entry.function = functions[static_cast<size_t>(loc.function_name_id - 1)];
   }
   entry.line = loc.line;
-  entry.library = OriginOfFrame(entry.file, frame_policy_.skip_packages) != FrameOrigin::kUser;
+  entry.library = loc.file_name_id > 0 && loc.file_name_id <= static_cast<int64_t>(files.size()) &&
+                  OriginOfFile(loc.file_name_id) != FrameOrigin::kUser;
   return entry;
 }
 
@@ -296,7 +297,7 @@ int64_t Module::ChosenLocation(int64_t stack_frame) const {
     if (file <= 0 || file > static_cast<int64_t>(files.size())) break;
     if (innermost == 0) innermost = location;
     if (frame_policy_.innermost_only) break;
-    switch (OriginOfFrame(files[static_cast<size_t>(file - 1)], frame_policy_.skip_packages)) {
+    switch (OriginOfFile(file)) {
       case FrameOrigin::kUser:
         return location;
       case FrameOrigin::kFramework:
@@ -310,8 +311,19 @@ int64_t Module::ChosenLocation(int64_t stack_frame) const {
   return innermost_framework != 0 ? innermost_framework : innermost;
 }
 
+FrameOrigin Module::OriginOfFile(int64_t file) const {
+  const auto& files = stack_frames.file_names;
+  return file_origin_.size() == files.size()
+             ? file_origin_[static_cast<size_t>(file - 1)]
+             : OriginOfFrame(files[static_cast<size_t>(file - 1)], frame_policy_.skip_packages);
+}
+
 void Module::SetFramePolicy(FramePolicy policy) {
   frame_policy_ = std::move(policy);
+  file_origin_.clear();
+  for (absl::string_view file : stack_frames.file_names) {
+    file_origin_.push_back(OriginOfFrame(file, frame_policy_.skip_packages));
+  }
   chosen_location_.assign(stack_frames.frames.size(), 0);
   for (size_t k = 0; k < chosen_location_.size(); ++k) {
     chosen_location_[k] = ChosenLocation(static_cast<int64_t>(k) + 1);

@@ -153,9 +153,6 @@ enum class FrameOrigin {
 // frameworks too.
 FrameOrigin OriginOfFrame(absl::string_view path,
                           absl::Span<const std::string> more_frameworks = {});
-inline bool IsLibraryFile(absl::string_view path) {
-  return OriginOfFrame(path) != FrameOrigin::kUser;
-}
 
 // How SourceOf picks a stack's line.
 struct FramePolicy {
@@ -409,7 +406,11 @@ class Module {
  private:
   // The file location SourceOf reports for a frame (1-based ids, 0: none).
   int64_t ChosenLocation(int64_t stack_frame) const;
+  // The origin of the file with id `file` (1-based), resolved once per file
+  // by SetFramePolicy: stacks share their files.
+  FrameOrigin OriginOfFile(int64_t file) const;
   FramePolicy frame_policy_;
+  std::vector<FrameOrigin> file_origin_;  // per file name, from SetFramePolicy
   std::vector<int64_t> chosen_location_;  // per frame, from SetFramePolicy
   TextArena owned_text_;
   std::vector<uint32_t> user_offsets_;  // CSR over user_pool_

@@ -648,14 +648,23 @@ std::string WriteJson(const Report& report, const WriteOptions& options) {
   // takes at most about 520 bytes besides its strings, a timeline step 24,
   // a stack frame 160.
   // The estimate errs high; pages never written are never touched.
+  // A bounded report writes at most twice json_max_buffers rows and
+  // json_max_timeline steps: the first rows stand in for the sizes of those.
   size_t estimate = 4096;
   for (const ModuleReport& m : report.modules) {
-    for (const BufferRow& r : m.rows) {
+    const size_t rows = options.json_max_buffers > 0
+                            ? std::min(m.rows.size(), 2 * options.json_max_buffers)
+                            : m.rows.size();
+    for (size_t k = 0; k < rows; ++k) {
+      const BufferRow& r = m.rows[k];
       estimate += 520 + 24 * r.shape_index.size() + r.instruction.size() + r.opcode.size() +
                   r.shape.size() + r.kind.size() + r.memory_space.size() + r.op_name.size() +
                   r.op_type.size() + r.source_file.size();
     }
-    estimate += 24 * (m.profile.timeline.size() + m.profile.live_at_peak.size());
+    const size_t steps = options.json_max_timeline > 0
+                             ? std::min(m.profile.timeline.size(), 2 * options.json_max_timeline)
+                             : m.profile.timeline.size();
+    estimate += 24 * (steps + std::min(m.profile.live_at_peak.size(), rows));
     for (const StackFrameRow& f : m.stack_frames) estimate += 160 + f.file.size() + f.function.size();
   }
   text.reserve(estimate);

@@ -138,14 +138,16 @@ TEST(StackFramesTest, FrameOrigins) {
   EXPECT_EQ(OriginOfFrame("<stdin>"), FrameOrigin::kUser);
 }
 
+bool IsFramework(absl::string_view path) { return OriginOfFrame(path) == FrameOrigin::kFramework; }
+
 TEST(StackFramesTest, LibraryFiles) {
-  EXPECT_TRUE(IsLibraryFile("/opt/venv/lib/python3.12/site-packages/optax/_src/alias.py"));
-  EXPECT_TRUE(IsLibraryFile("/usr/local/lib/python3.12/dist-packages/flax/linen/normalization.py"));
-  EXPECT_TRUE(IsLibraryFile("jax/_src/numpy/lax_numpy.py"));
-  EXPECT_TRUE(IsLibraryFile("/src/equinox/equinox/nn/_linear.py"));
-  EXPECT_FALSE(IsLibraryFile("/root/hlo_dump/resnet_model.py"));
-  EXPECT_FALSE(IsLibraryFile("tools/programs/basic.py"));
-  EXPECT_FALSE(IsLibraryFile("myjax/model.py"));
+  EXPECT_TRUE(IsFramework("/opt/venv/lib/python3.12/site-packages/optax/_src/alias.py"));
+  EXPECT_TRUE(IsFramework("/usr/local/lib/python3.12/dist-packages/flax/linen/normalization.py"));
+  EXPECT_TRUE(IsFramework("jax/_src/numpy/lax_numpy.py"));
+  EXPECT_TRUE(IsFramework("/src/equinox/equinox/nn/_linear.py"));
+  EXPECT_FALSE(IsFramework("/root/hlo_dump/resnet_model.py"));
+  EXPECT_FALSE(IsFramework("tools/programs/basic.py"));
+  EXPECT_FALSE(IsFramework("myjax/model.py"));
 }
 
 }  // namespace
