@@ -118,22 +118,16 @@ class _Bisection:
         return []
 
     def answer(self) -> Optional[int]:
-        """The largest value known to fit below the smallest known failure
-        above it: the bracket's lower end."""
+        """The largest value known to fit. Bisection probes between it and
+        the smallest failure above it until the two are adjacent. Near the
+        limit XLA's rematerialization can make fits and failures alternate
+        (a value fits, the next one does not, the one after fits again): the
+        answer then stays on the highest fit seen, and its lower neighbour,
+        which does not fit, marks the result non-monotone."""
         lo, hi = self.range
         if self._fits(lo) is not True:
             return None
-        if self._fits(hi) is True:
-            return hi
-        fitting = [v for v, p in self.results.items() if p.fits is True]
-        failing = [v for v, p in self.results.items() if p.fits is False]
-        # The bracket: the largest fitting value below the smallest failure
-        # above the lowest fit (bisection keeps this pair adjacent at the end).
-        best = lo
-        for v in sorted(fitting):
-            if not any(best < f < v for f in failing):
-                best = v
-        return best
+        return max(v for v, p in self.results.items() if p.fits is True)
 
     def record(self, value: int, probe: Probe) -> None:
         self.results[value] = probe

@@ -11,10 +11,10 @@ Every verdict is a real compile:
 - GPU ("h100-80gb", "a100-80gb", "b200-192gb", or a GpuTargetConfig file): XLA's total
   (memory_analysis: arguments + outputs - aliases + temporaries) against the allocator's
   limit, the memory fraction (XLA_CLIENT_MEM_FRACTION / XLA_PYTHON_CLIENT_MEM_FRACTION,
-  default 0.75) times the total memory that CUDA reports for the card. Needs jax[cuda12].
-  The target config handed to XLA carries that CUDA total as device_memory_size, because
-  XLA:GPU sizes its rematerialization from it (docs/fit-compile.md): a near-limit program
-  rematerializes deviceless exactly where it would on the card.
+  default 0.75) times the total memory that CUDA reports for the card. Needs jax[cuda12] or jax[cuda13].
+  On the card, XLA:GPU rematerializes against that allocator limit, so the target config
+  handed to XLA carries the device_memory_size whose 80% is the limit (docs/fit-compile.md,
+  measured on an H100): a near-limit program rematerializes deviceless as it does there.
 - None: the local devices; the verdict is the total against `usable_bytes`, or against the
   allocator's bytes_limit where the device reports one (a real GPU), else None.
 
@@ -217,18 +217,25 @@ def resolve_device(device, usable_bytes=None, mem_fraction=None, device_memory_s
 
 
 def _gpu_result(name, config, topology, total, frac, frac_src, usable_bytes, estimate, source):
+    allocator_limit = int(total * frac)
     if usable_bytes is None:
-        usable = int(total * frac)
+        usable = allocator_limit
         usable_source = "%s x %s B CUDA total (%s)" % (frac_src, format(total, ","), source)
     else:
         usable, usable_source = int(usable_bytes), "usable_bytes argument"
-    return {"kind": "gpu", "name": name, "topology": topology, "target_config": config,
+    # XLA:GPU's rematerialization starts from HloModuleConfig::device_memory_size, else 80%
+    # of the device description's memory (GetSchedulerMemoryLimit in
+    # xla/service/gpu/gpu_hlo_schedule.cc), then subtracts the program's inputs and outputs
+    # and keeps xla_gpu_memory_limit_slop_factor (95%) of the rest. Compiled on the card,
+    # the start is the allocator's limit (H100 80GB HBM3, jax 0.11.2: the remat log's limit
+    # is that of a start of 63,763,906,560 B). Deviceless the module config's figure cannot
+    # be set, so the description's memory is the one whose 80% is that limit.
+    description_memory = -(-allocator_limit * 100 // 80)
+    return {"kind": "gpu", "name": name, "topology": topology,
+            "target_config": _set_device_memory_size(config, description_memory),
             "device_memory_size": total, "mem_fraction": frac, "usable_bytes": usable,
             "usable_source": usable_source, "estimate": bool(estimate),
-            # XLA:GPU's rematerialization limit before it subtracts the program's inputs
-            # and outputs and applies xla_gpu_memory_limit_slop_factor (95%):
-            # GetSchedulerMemoryLimit in xla/service/gpu/gpu_hlo_schedule.cc.
-            "remat_base_bytes": total * 80 // 100}
+            "remat_base_bytes": description_memory * 80 // 100}
 
 
 def _prepare_env(kind, deviceless_only=True):
@@ -403,7 +410,8 @@ def _flops(compiled, hlo_text):
 def _versions():
     import importlib.metadata as md
     v = {}
-    for p in ("jax", "jaxlib", "libtpu", "jax-cuda12-plugin", "jax-cuda12-pjrt"):
+    for p in ("jax", "jaxlib", "libtpu") + tuple(
+            "jax-cuda%d-%s" % (cuda, part) for cuda in _CUDA_MAJORS for part in ("plugin", "pjrt")):
         try:
             v[p] = md.version(p)
         except md.PackageNotFoundError:
@@ -419,13 +427,18 @@ def _has_module(name):
         return False
 
 
+# The CUDA majors that jax ships plugins for (jax[cuda12], jax[cuda13]).
+_CUDA_MAJORS = (12, 13)
+
+
 def has_plugin(kind):
     """Whether this interpreter can compile for kind ("tpu": libtpu; "gpu": the CUDA
-    plugin of jax[cuda12]) without the hardware."""
+    plugin of jax[cuda12] or jax[cuda13]) without the hardware."""
     if kind == "tpu":
         return _has_module("libtpu")
     if kind == "gpu":
-        return _has_module("jax_plugins.xla_cuda12") or _has_module("jax_cuda12_plugin")
+        return any(_has_module("jax_plugins.xla_cuda%d" % cuda) or _has_module("jax_cuda%d_plugin" % cuda)
+                   for cuda in _CUDA_MAJORS)
     return True
 
 

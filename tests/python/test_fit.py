@@ -100,6 +100,24 @@ def test_a_dip_seen_by_the_probes_is_reported():
     assert point.non_monotone
 
 
+def test_alternating_fits_near_the_limit_keep_the_highest_fit_within_the_bound():
+    # XLA:GPU's totals for tools/fit/programs.py:wide_mlp_train in units of
+    # 256 rows (jax 0.11.2, deviceless for an H100 of 85,018,542,080 B): near
+    # the limit rematerialization makes every other value fit.
+    totals = {256: 50_465_865_752, 384: 56_908_316_696, 416: 60_666_413_080,
+              432: 61_471_719_448, 440: 62_411_243_544, 441: 62_528_684_056,
+              442: 62_646_124_568, 443: 63_837_306_904, 444: 62_881_005_592,
+              445: 64_072_187_928, 446: 63_115_886_616, 447: 64_307_068_952,
+              448: 64_424_509_464, 512: 70_866_960_408}
+    submit, calls = _fake_submit(lambda v, _: totals[v], 63_763_906_560)
+    [point] = _fit.search(submit, "batch", (256, 512), {}, jobs=1)
+    assert point.largest == 446
+    fits = {p.value: p.fits for p in point.probes}
+    assert fits[446] and fits[447] is False and fits[445] is False
+    assert point.non_monotone
+    assert len(calls) <= _fit.max_compiles((256, 512))
+
+
 def test_nothing_fits_and_everything_fits():
     submit, calls = _fake_submit(lambda v, _: 100 + v, 50)
     [point] = _fit.search(submit, "batch", (1, 1000), {}, jobs=2)

@@ -20,7 +20,7 @@ HAS_TPU = _probe.has_plugin("tpu")
 HAS_CUDA = _probe.has_plugin("gpu")
 needs_tpu = pytest.mark.skipif(not HAS_TPU, reason="needs jax[tpu] (libtpu) to compile for a "
                                                    "TPU topology without a TPU")
-needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs jax[cuda12] (the CUDA plugin) to "
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs jax[cuda12] or jax[cuda13] (the CUDA plugin) to "
                                                      "compile for a GPU without a GPU")
 GiB = 1 << 30
 
@@ -139,8 +139,10 @@ def test_gpu_preset_usable_bytes_are_the_allocators():
     assert d["device_memory_size"] == 85_018_542_080
     assert d["usable_bytes"] == 63_763_906_560  # measured bytes_limit on an H100 80GB HBM3
     assert d["estimate"] is False
-    assert "device_memory_size: 85018542080" in d["target_config"]
-    assert d["remat_base_bytes"] == 85_018_542_080 * 80 // 100
+    # On the card XLA:GPU rematerializes against the allocator's limit: deviceless, the
+    # description's memory is the one whose 80% is that limit.
+    assert "device_memory_size: 79704883200" in d["target_config"]
+    assert d["remat_base_bytes"] == 63_763_906_560
     assert _probe.resolve_device("a100-80gb")["estimate"] is True
     assert _probe.resolve_device("h100-80gb:1x1x8")["topology"] == "1x1x8"
 
@@ -253,8 +255,8 @@ def test_a_compile_error_is_an_error_not_an_oom(device):
 @needs_cuda
 def test_gpu_a_near_limit_program_rematerializes_deviceless():
     # 69.8 GB without rematerialization, over the H100's 63.76 GB allocator limit. With the
-    # card's CUDA total in the target config, XLA:GPU rematerializes as it would on the card
-    # and the program fits; told of a memory 10x larger, it does not rematerialize.
+    # allocator's limit as XLA's memory, XLA:GPU rematerializes as it would on the card and
+    # the program fits; told of a memory 10x larger, it does not rematerialize.
     fn, args, kw = _mlp_step(98304)
     card = compile_probe(fn, args, kw, "h100-80gb")
     assert card["status"] == "ok", card["error"]
