@@ -298,3 +298,55 @@ TEST(ExplainTest, AGpuErrorWithoutADumpShowsXlasOwnPeakBuffers) {
 }
 
 }  // namespace
+
+namespace {
+
+// A real H100 80GB HBM3 (jax 0.11.2, default allocator settings): the step of
+// tools/fit/programs.py:wide_mlp_train at 114,176 rows ran and at 114,432 rows
+// failed, each with its dump, its stderr and the allocator's memory_stats
+// (tools/fit/gpu_check.py wrote gpu_check.json on that machine).
+const std::string kRealGpu = kTestdata + "/dumps/gpu_h100_real";
+
+nlohmann::json RealRun(int value) {
+  const nlohmann::json check = nlohmann::json::parse(ReadFile(kRealGpu + "/gpu_check.json"));
+  for (const auto& run : check["run"]) {
+    if (run["value"] == value) return run;
+  }
+  return nullptr;
+}
+
+TEST(RealGpuRunTest, TheComputedTotalIsTheAllocatorsPeakAndThePresetsVerdictIsTheRuns) {
+  for (const auto& [value, rows] : std::vector<std::pair<int, int>>{{446, 114176}, {447, 114432}}) {
+    const nlohmann::json run = RealRun(value);
+    ASSERT_FALSE(run.is_null()) << value;
+    ASSERT_EQ(run["rows"], rows);
+    const std::string dump = kRealGpu + "/run_" + std::to_string(value);
+    const auto json = Hlomem("report --format json " + dump);
+    ASSERT_EQ(json.exit_code, 0) << json.out;
+    const nlohmann::json module = nlohmann::json::parse(json.out)["modules"][0];
+    const int64_t computed = module["computed"]["total_bytes"];
+    EXPECT_EQ(computed, module["xla"]["total_bytes"]) << value;
+    EXPECT_EQ(computed, run["total_bytes"]) << value;  // memory_analysis() on the card
+    const bool ran = run["ran"];
+    if (ran) {
+      // What the allocator held at its peak: the program plus a few hundred bytes.
+      const int64_t peak = run["stats_after"]["peak_bytes_in_use"];
+      EXPECT_GE(peak, computed);
+      EXPECT_LT(peak - computed, 1024);
+    }
+    EXPECT_EQ(run["stats_after"]["bytes_limit"], 63763906560);
+    EXPECT_EQ(Hlomem("check --device h100-80gb " + dump).exit_code, ran ? 0 : 1) << value;
+  }
+}
+
+TEST(RealGpuRunTest, ExplainReadsTheRealLogsLimitAndNamesTheFailedAllocation) {
+  const std::string dump = kRealGpu + "/run_447";
+  const auto run = Hlomem("explain --no-color " + dump + "/stderr.txt " + dump);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("one allocation of 46.91GiB (50365202432 B) failed"));
+  EXPECT_THAT(run.out, HasSubstr("the allocator's limit: 59.38GiB (63763906560 B) from the log's BFCAllocator line"));
+  EXPECT_THAT(run.out, HasSubstr("over it by 518.00MiB (543162392 B)"));
+  EXPECT_THAT(run.out, HasSubstr("46.91GiB  the temp allocation"));
+}
+
+}  // namespace
