@@ -212,10 +212,15 @@ class TpuTarget final : public Target {
     }
   }
 
-  // XLA:TPU writes which operands an instruction overwrites into its
+  // XLA:TPU writes which operands an instruction may overwrite into its
   // backend_config: "aliasing_operands":{"lists":[{"indices":["2","6"]}]}
   // numbers the operands 0..n-1 and then the output's leaves n.., and each
-  // list is a set of positions that share one buffer.
+  // list is a set of positions that can share one buffer. They share it
+  // only where the operand dies at the instruction: in a dropout's threefry
+  // chain on S(6), `add.3023 = add(x, add.3022)` lists add.3022, which two
+  // later shifts read, and XLA gives the two their own offsets; the second
+  // shift, add.3022's last reader, takes its offset. (The schedule is the
+  // text order, so a later user has a larger id.)
   std::vector<InPlaceAlias> InPlaceAliases(const hlo::Module& module,
                                            hlo::InstrId instruction) const override {
     std::vector<InPlaceAlias> out;
@@ -234,6 +239,8 @@ class TpuTarget final : public Target {
           if (operand < 0 || operand >= operand_count) continue;
           const hlo::InstrId source = operands[static_cast<size_t>(operand)];
           if (!module.shape_of(source).is_array()) continue;
+          const auto users = module.users(source);
+          if (!users.empty() && users.back() > instruction) continue;  // read later
           out.push_back({static_cast<uint32_t>(operand), {}, leaves[static_cast<size_t>(leaf)]});
         }
       }

@@ -186,6 +186,32 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().peak_memory_bytes, 16 * kMiB);
 }
 
+// aliasing_operands says an operand may share the output's buffer; XLA:TPU
+// shares it only where the operand dies there. b lists a, which c reads
+// later, so b gets a chunk of its own; c, a's last reader, takes a's chunk,
+// and d, listing b at b's last read, takes b's: VMEM 8 MiB (4 MiB if every
+// listed pair shared, 12 MiB if none did).
+TEST(BufferAssignmentTest, TpuAliasingOperandsShareOnlyAnOperandThatDiesThere) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule vmem_alias_live, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[1024,1024]{1,0:T(8,128)} parameter(0)
+  a = f32[1024,1024]{1,0:T(8,128)S(1)} negate(p0)
+  b = f32[1024,1024]{1,0:T(8,128)S(1)} negate(a), backend_config={"aliasing_operands":{"lists":[{"indices":["0","1"]}]}}
+  c = f32[1024,1024]{1,0:T(8,128)S(1)} add(a, b), backend_config={"aliasing_operands":{"lists":[{"indices":["0","2"]}]}}
+  d = f32[1024,1024]{1,0:T(8,128)S(1)} add(b, c), backend_config={"aliasing_operands":{"lists":[{"indices":["0","2"]}]}}
+  ROOT o = f32[1024,1024]{1,0:T(8,128)} copy(d)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8 * kMiB);
+}
+
 // Memory-space assignment gives each VMEM buffer its own chunk: b =
 // negate(a) may overwrite a by XLA's generic rules, and a dies at b, yet b
 // does not take a's chunk (they are not one buffer): VMEM is 8 MiB, where
