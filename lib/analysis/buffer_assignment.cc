@@ -379,16 +379,9 @@ class BufferAssigner {
     return true;
   }
 
-  // A donated parameter's allocation, and `b` holds an array of the same
-  // element type and dimensions (any layout) as the parameter.
-  bool IsDonatedParameterOfSameArray(const Allocation& a, BufferId b) const {
-    if (!a.is_parameter || a.slices.empty() || a.size != buffer_size(b)) return false;
-    const hlo::Shape& parameter = m_.shapes.get(value(a.slices.front().value).shape);
-    for (ValueId v : df_->buffer_values(b)) {
-      const hlo::Shape& shape = m_.shapes.get(value(v).shape);
-      if (shape.type != parameter.type || shape.dims != parameter.dims) return false;
-    }
-    return true;
+  // A donated parameter's allocation (aliased with an output).
+  static bool IsDonatedParameter(const Allocation& a) {
+    return a.is_parameter && !a.slices.empty() && a.aliased_with_output;
   }
 
   bool MaybeAssignBuffer(int64_t allocation, BufferId b) {
@@ -398,7 +391,7 @@ class BufferAssigner {
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
     if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
-        !(tight_ && IsDonatedParameterOfSameArray(a, b))) {
+        !(tight_ && IsDonatedParameter(a))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }

@@ -263,17 +263,20 @@ class TpuTarget final : public Target {
   bool TupleTablesAfterArrays() const override { return true; }
 
   bool TempsShareOutputAllocations() const override { return false; }
-  // XLA:TPU tries harder when a program exceeds the available HBM. It lets
-  // a temp into a donated parameter's allocation (one holding the
-  // parameter's array): the same MLP Adam step keeps its layout copies out
-  // of the donated weights at 26 GB on v6e and puts them in at 37 GB, over
-  // v6e's 31.24 GiB. And it lays its HBM heap out by decreasing size: a
-  // transformer step batched past the HBM of v4, v5e and v6e gets that
-  // layout (2.7 GB smaller than the allocation order's). Always that one,
-  // not the smallest of the orders: a GPT-2 step of transformers' Flax
-  // model on v5e 2x2 that XLA fails with E1000 has XLA's 16.93 GB in the
-  // decreasing-size order (+851,968 B) where the decreasing-lifetime one
-  // gives 15.13 GB and says it fits; its two fitting neighbours match too.
+  // XLA:TPU tries harder when a program exceeds the available HBM.
+  // - It lets temps into donated parameters' allocations while the
+  //   parameter is dead: an MLP Adam step keeps its layout copies out of
+  //   the donated weights at 26 GB on v6e and puts them in at 37 GB, over
+  //   v6e's 31.24 GiB; a GPT-2 step of transformers on v5p puts 28 temps of
+  //   512 B to 2.8 MB (iotas, masks, all-reduces, remat outputs) into one
+  //   donated f32[6176,512]. Letting in only temps of the parameter's own
+  //   array left v5e's GPT-2 steps 851,968 B over XLA; any temp, exact.
+  // - It lays its HBM heap out by decreasing size: a transformer step
+  //   batched past the HBM of v4, v5e and v6e gets that layout (2.7 GB
+  //   smaller than the allocation order's). Always that one, not the
+  //   smallest of the orders: the GPT-2 step on v5e 2x2 that XLA fails with
+  //   E1000 has XLA's 16.93 GB in the decreasing-size order, where the
+  //   decreasing-lifetime one gives 15.13 GB and says it fits.
   std::optional<int64_t> TightAssignmentAbove() const override {
     if (!device_ || !device_->program_limit) return std::nullopt;
     return *device_->program_limit;

@@ -162,6 +162,35 @@ ENTRY e {
   EXPECT_EQ(big.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
+// Over the HBM, any temp may take a donated parameter's allocation while
+// the parameter is dead, not only a temp of the parameter's own array: h
+// (half of p0) goes into p1's allocation, dead once c1 copied it and free
+// until o1 is written. Normally c1, h and g are 8 GiB of heap beside 8 GiB
+// of parameters, over v5e's 15.75 GiB; tight, the heap is 6 GiB.
+TEST(BufferAssignmentTest, TpuAnyTempTakesADeadDonatedParameterWhenOverHbm) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule donate_any, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+ENTRY e {
+  p0 = f32[32768,32768]{1,0:T(8,128)} parameter(0)
+  p1 = f32[32768,32768]{1,0:T(8,128)} parameter(1)
+  c1 = f32[32768,32768]{0,1:T(8,128)} copy(p1)
+  h = f32[16384,32768]{1,0:T(8,128)} slice(p0), slice={[0:16384], [0:32768]}
+  g = f32[16384,32768]{1,0:T(8,128)} slice(p0), slice={[16384:32768], [0:32768]}
+  o0 = f32[32768,32768]{1,0:T(8,128)} concatenate(h, g), dimensions={0}
+  o1 = f32[32768,32768]{1,0:T(8,128)} copy(c1)
+  ROOT t = (f32[32768,32768]{1,0:T(8,128)}, f32[32768,32768]{1,0:T(8,128)}) tuple(o0, o1)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(a.assignment->stats().temp_bytes, 6 * kGiB);
+  EXPECT_EQ(a.assignment->stats().argument_bytes, 8 * kGiB);
+}
+
 // XLA:TPU's memory_analysis() peak counts VMEM value by value: b
 // overwrites a in place (aliasing_operands), so the two share VMEM's one
 // 4 MiB chunk, yet both count at b's step. Peak = p0 and o (4 MiB each)
