@@ -172,7 +172,7 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_TRUE(v6e->TupleTablesAfterArrays());
   EXPECT_FALSE(MakeCpuTarget()->TupleTablesAfterArrays());
   EXPECT_EQ(v6e->TightAssignmentAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
-  EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSpatialOnly);
+  EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallerOfBoth);
   EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(MakeTpuTarget(nullptr)->TightAssignmentAbove(), std::nullopt);
   // Memory-space assignment's budgets: VMEM on v5e and v6e, colour 3 on v4.
