@@ -379,9 +379,10 @@ class BufferAssigner {
     return true;
   }
 
-  // A donated parameter's allocation (aliased with an output).
-  static bool IsDonatedParameter(const Allocation& a) {
-    return a.is_parameter && !a.slices.empty() && a.aliased_with_output;
+  // An output's allocation, or a donated parameter's (aliased with an
+  // output): where a tight assignment lets temps in while it is free.
+  static bool IsOutputOrDonated(const Allocation& a) {
+    return !a.is_parameter || a.aliased_with_output;
   }
 
   bool MaybeAssignBuffer(int64_t allocation, BufferId b) {
@@ -391,7 +392,7 @@ class BufferAssigner {
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
     if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
-        !(tight_ && IsDonatedParameter(a))) {
+        !(tight_ && IsOutputOrDonated(a))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }

@@ -162,8 +162,8 @@ class Target {
 
   // The device-memory bytes (all main-memory allocations) above which the
   // backend assigns the program again, trying harder to fit it: a temp may
-  // then take a donated parameter's allocation while the parameter is dead
-  // (where temps do not share outputs' allocations), and each heap is laid
+  // then take an output's or a donated parameter's allocation while it is
+  // free (where temps do not share outputs' allocations), and each heap is laid
   // out in tight_heap_orders. XLA:TPU does so past its available HBM.
   // nullopt: never.
   virtual std::optional<int64_t> TightAssignmentAbove() const { return std::nullopt; }

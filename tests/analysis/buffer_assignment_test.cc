@@ -191,6 +191,34 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
+// Over the HBM a temp may also take an output's allocation before the
+// output is written: g (half of p0) goes into o0's, free until the
+// concatenate writes o0. Normally h, g and y are 4 GiB of heap beside 8 GiB
+// of parameters and 8 of outputs; tight, the heap is 2 GiB.
+TEST(BufferAssignmentTest, TpuTempsTakeAnUnwrittenOutputWhenOverHbm) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule output_early, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[32768,32768]{1,0:T(8,128)} parameter(0)
+  p1 = f32[32768,32768]{1,0:T(8,128)} parameter(1)
+  x = f32[32768,32768]{1,0:T(8,128)} negate(p1)
+  h = f32[16384,32768]{1,0:T(8,128)} slice(p0), slice={[0:16384], [0:32768]}
+  g = f32[16384,32768]{1,0:T(8,128)} slice(p0), slice={[16384:32768], [0:32768]}
+  y = f32[16384,32768]{1,0:T(8,128)} add(h, g)
+  o0 = f32[32768,32768]{1,0:T(8,128)} concatenate(y, y), dimensions={0}
+  ROOT t = (f32[32768,32768]{1,0:T(8,128)}, f32[32768,32768]{1,0:T(8,128)}) tuple(o0, x)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(a.assignment->stats().temp_bytes, 2 * kGiB);
+  EXPECT_EQ(a.assignment->stats().output_bytes, 8 * kGiB + 512);  // + the root tuple's table
+}
+
 // XLA:TPU's memory_analysis() peak counts VMEM value by value: b
 // overwrites a in place (aliasing_operands), so the two share VMEM's one
 // 4 MiB chunk, yet both count at b's step. Peak = p0 and o (4 MiB each)
