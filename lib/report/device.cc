@@ -44,7 +44,7 @@ constexpr DevicePreset kPresets[] = {
      "a pytorch/xla log 63898533888 B = 0.75 x 79.35 GiB"},
     {"h100-80gb", 85018542080, true, false,
      "measured: jax memory_stats bytes_limit 63763906560 B = 0.75 x 85018542080 B on H100 80GB HBM3, "
-     "jax 0.11.2, 2026-11"},
+     "jax 0.11.2, 2026-11, on two cards (tools/fit/gpu_check.py)"},
     {"h100-94gb", (95830 - 479) * kMiB, true, true,
      "estimated: H100 NVL, nvidia-smi's 95830 MiB less the 479 MiB the measured H100 80GB "
      "reports less than nvidia-smi"},

@@ -265,7 +265,7 @@ class TpuTarget final : public Target {
   bool TempsShareOutputAllocations() const override { return false; }
   // XLA:TPU tries harder when a program exceeds the available HBM.
   // - It lets temps into outputs' allocations before the output is
-  //   written (keras-hub's GPT-2 step on v6e: 16 temps of 640 B, +180,000 B
+  //   written (keras-hub's GPT-2 step on v6e: 16 temps, 10 KiB, +180,000 B
   //   without), and into donated parameters' allocations while the
   //   parameter is dead: an MLP Adam step keeps its layout copies out of
   //   the donated weights at 26 GB on v6e and puts them in at 37 GB, over
