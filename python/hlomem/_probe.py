@@ -11,7 +11,8 @@ Every verdict is a real compile:
 - GPU ("h100-80gb", "a100-80gb", "b200-192gb", or a GpuTargetConfig file): XLA's total
   (memory_analysis: arguments + outputs - aliases + temporaries) against the allocator's
   limit, the memory fraction (XLA_CLIENT_MEM_FRACTION / XLA_PYTHON_CLIENT_MEM_FRACTION,
-  default 0.75) times the total memory that CUDA reports for the card. Needs jax[cuda12] or jax[cuda13].
+  default 0.75) times the total memory that CUDA reports for the card. Needs jax[cuda12]
+  or jax[cuda13].
   On the card, XLA:GPU rematerializes against that allocator limit, so the target config
   handed to XLA carries the device_memory_size whose 80% is the limit (docs/fit-compile.md,
   measured on an H100): a near-limit program rematerializes deviceless as it does there.
@@ -437,8 +438,8 @@ def has_plugin(kind):
     if kind == "tpu":
         return _has_module("libtpu")
     if kind == "gpu":
-        return any(_has_module("jax_plugins.xla_cuda%d" % cuda) or _has_module("jax_cuda%d_plugin" % cuda)
-                   for cuda in _CUDA_MAJORS)
+        return any(_has_module("jax_plugins.xla_cuda%d" % cuda)
+                   or _has_module("jax_cuda%d_plugin" % cuda) for cuda in _CUDA_MAJORS)
     return True
 
 

@@ -83,24 +83,22 @@ def step_deviceless(out, device, jobs, plot_dir):
     import hlomem
     from hlomem import _probe
     result = {"versions": _probe._versions(), "target": _probe.resolve_device(device)}
-    for label in ("fit",):
-        start = time.monotonic()
-        r = hlomem.fit(BUILD, batch=BOUNDS, device=device, jobs=jobs, cache=False)
-        point = r.frontier[0]
-        result[label] = {
-            "device": device, "largest": point.largest, "error": point.error,
-            "compiles": point.compiles, "wall_seconds": round(time.monotonic() - start, 1),
-            "usable_bytes": point.probes[0].usable_bytes if point.probes else None,
-            "probes": [{"value": p.value, "fits": p.fits, "status": p.status, "error": p.error,
-                        "total_bytes": p.total_bytes, "temp_bytes": p.temp_bytes,
-                        "remat_count": p.remat_count, "compile_seconds": p.compile_seconds}
-                       for p in point.probes]}
-        if label == "fit":
-            try:
-                r.plot(os.path.join(plot_dir, "fit_deviceless.png"))
-            except hlomem.Error as e:  # no matplotlib: the figures matter, not the chart
-                result["plot_error"] = str(e)
-        _write_json(out, result)
+    start = time.monotonic()
+    r = hlomem.fit(BUILD, batch=BOUNDS, device=device, jobs=jobs, cache=False)
+    point = r.frontier[0]
+    result["fit"] = {
+        "device": device, "largest": point.largest, "error": point.error,
+        "compiles": point.compiles, "wall_seconds": round(time.monotonic() - start, 1),
+        "usable_bytes": point.probes[0].usable_bytes if point.probes else None,
+        "probes": [{"value": p.value, "fits": p.fits, "status": p.status, "error": p.error,
+                    "total_bytes": p.total_bytes, "temp_bytes": p.temp_bytes,
+                    "remat_count": p.remat_count, "compile_seconds": p.compile_seconds}
+                   for p in point.probes]}
+    try:
+        r.plot(os.path.join(plot_dir, "fit_deviceless.png"))
+    except hlomem.Error as e:  # no matplotlib: the figures matter, not the chart
+        result["plot_error"] = str(e)
+    _write_json(out, result)
 
 
 def step_device(out, values, deadline):
@@ -275,11 +273,10 @@ def _print_table(s):
         card.get("nvidia_smi")))
     print("versions: deviceless %s, on the card %s" % (dl.get("versions"), dev.get("versions")))
     mine = {p["value"]: p for p in (dl.get("fit") or {}).get("probes", [])}
-    for label in ("fit",):
-        d = dl.get(label)
-        if d:
-            print("deviceless fit for %s: largest batch %s (x%d rows), %d compiles, %.1f s, usable %s"
-                  % (label, d["largest"], ROWS, d["compiles"], d["wall_seconds"], _gb(d["usable_bytes"])))
+    d = dl.get("fit")
+    if d:
+        print("deviceless fit for %s: largest batch %s (x%d rows), %d compiles, %.1f s, usable %s"
+              % (d["device"], d["largest"], ROWS, d["compiles"], d["wall_seconds"], _gb(d["usable_bytes"])))
     print("\n%6s %8s | %-31s | %-31s | %s" % ("batch", "rows", "deviceless (%s)" % s.get("preset"),
                                            "compiled on the card", "same"))
     agree = True
@@ -304,7 +301,8 @@ def _print_table(s):
                   r["value"], r["rows"], format(r.get("total_bytes") or 0, ","),
                   "ran" if r.get("ran") else "failed: " + (r.get("error") or "?").splitlines()[0][:200],
                   format(peak or 0, ","),
-                  format(peak - r["total_bytes"], ",") if peak and r.get("total_bytes") else "-",
+                  format(peak - r["total_bytes"], ",") if r.get("ran") and peak and r.get("total_bytes")
+                  else "-",
                   format(after.get("bytes_limit") or before.get("bytes_limit") or 0, ","),
                   r.get("run_seconds") or 0))
     runs = [r for r in s.get("run") or [] if r]
