@@ -2,11 +2,9 @@
 import importlib.util
 import json
 
-from conftest import ROOT
 
-
-def _gpu_check():
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "tools" / "fit" / "gpu_check.py")
+def _gpu_check(root):
+    spec = importlib.util.spec_from_file_location("gpu_check", root / "tools" / "fit" / "gpu_check.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -15,7 +13,7 @@ def _gpu_check():
 def test_the_h100_run_is_judged_probe_by_probe(testdata, capsys):
     summary = json.loads((testdata / "dumps" / "gpu_h100_real" / "gpu_check.json").read_text())
     summary.setdefault("preset", "h100-80gb")  # the run predates the key
-    assert _gpu_check()._print_table(summary) == 1  # 113,920 rows: 1 GiB apart on the card
+    assert _gpu_check(testdata.parent)._print_table(summary) == 1  # 113,920 rows: 1 GiB apart on the card
     lines = capsys.readouterr().out.splitlines()
     rows = {int(line.split()[0]): line for line in lines if line[:6].strip().isdigit()}
     assert sorted(rows) == [445, 446, 447, 448]
