@@ -302,6 +302,12 @@ _case("kh_gemma3_270m_l3", "tpu_v4", 8, 3584, "E1000, 1.1% over the available 15
 # (+0.4%); 6144 fits at 93.514 GiB. (Batch 32 at 6144 asks 106.82G, batch 50 221.69G.)
 _case("hf_gpt2_medium_l3", "tpu_v5p", 28, 6176, "fits, 0.15% under the available 95.73G")
 _case("hf_gpt2_medium_l3", "tpu_v5p", 28, 6208, "E1000, 0.4% over the available 95.73G")
+# v4 (15.25G available per device of v4:2x2x1), transformers' GPT-2: 5504 fits at 15.185 GiB
+# (-0.4%), 5568 fails at 15.48G (+1.5%); 5248 fits at 14.381 GiB, 5952 asks 17.36G.
+_case("hf_gpt2_medium_l3", "tpu_v4", 8, 5504, "fits, 0.4% under the available 15.25G",
+      drop_for_size=["buffer_assignment_values"])
+_case("hf_gpt2_medium_l3", "tpu_v4", 8, 5568, "E1000, 1.5% over the available 15.25G",
+      drop_for_size=["buffer_assignment_values"])
 # v6e (31.24G available): a cliff. 6816 fits at 30.07 GiB (-3.7%); 6896 asks 34.03G (+8.9%),
 # 6976 34.99G, 7680 39.31G: XLA's rematerialization stops fitting the step between 6816 and
 # 6896 and the requirement jumps by ~4 GiB; no seq lands within 2% on either side.
