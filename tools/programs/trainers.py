@@ -281,7 +281,7 @@ CASES = {}
 
 def _case(model, target, batch, seq, edge, mesh=(2, 2), knob="seq", drop_for_size=()):
     """drop_for_size: ["buffer_assignment_values"] keeps the case's -values file out of the
-    test data (size budget: testdata/trainers < ~40 MB)."""
+    test data (size budget: testdata/trainers < ~48 MB; 45 MB with the v4 GPT-2 pair)."""
     name = "%s_b%d_s%d" % (model, batch, seq)
     CASES[name] = dict(name=name, model=model, target=target, batch=batch, seq=seq,
                        mesh=list(mesh), step=2 if knob == "batch" else 64, edge=edge,
