@@ -385,6 +385,13 @@ class BufferAssigner {
     return !a.is_parameter || a.aliased_with_output;
   }
 
+  bool TightTempMayTakeInputOutput(BufferId b) const {
+    for (ValueId v : df_->buffer_values(b)) {
+      if (!target_.TightTempMayTakeInputOutput(m_, value(v).instruction)) return false;
+    }
+    return true;
+  }
+
   bool MaybeAssignBuffer(int64_t allocation, BufferId b) {
     const Allocation& a = out_->allocations_[static_cast<size_t>(allocation)];
     if (a.color != buffer_color(b)) return false;
@@ -392,7 +399,7 @@ class BufferAssigner {
     if (a.is_readonly()) return false;
     if (a.is_thread_local || a.is_tuple) return false;
     if (!target_.TempsShareOutputAllocations() && !df_->buffer_live_out(b) &&
-        !(tight_ && IsOutputOrDonated(a))) {
+        !(tight_ && IsOutputOrDonated(a) && TightTempMayTakeInputOutput(b))) {
       for (const Allocation::Slice& slice : a.slices) {
         if (df_->buffer_live_out(df_->buffer_of(slice.value))) return false;
       }

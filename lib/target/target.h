@@ -167,6 +167,12 @@ class Target {
   // out in tight_heap_orders. XLA:TPU does so past its available HBM.
   // nullopt: never.
   virtual std::optional<int64_t> TightAssignmentAbove() const { return std::nullopt; }
+  // Whether a temp defined by `instruction` may take an output's or a
+  // donated parameter's allocation in that tighter assignment.
+  virtual bool TightTempMayTakeInputOutput(const hlo::Module& /*module*/,
+                                           hlo::InstrId /*instruction*/) const {
+    return true;
+  }
   virtual HeapOrders tight_heap_orders(int64_t color) const { return heap_orders(color); }
 
   // In-place pairs the backend adds to XLA's generic ones for `instruction`

@@ -219,6 +219,32 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().output_bytes, 8 * kGiB + 512);  // + the root tuple's table
 }
 
+// The same program with h and g gathered instead of sliced: an
+// all-gather's output stays in the heap even over the HBM, so h, g and y
+// need 4 GiB there, as in the normal assignment.
+TEST(BufferAssignmentTest, TpuAllGathersStayInTheHeapWhenOverHbm) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(R"(
+HloModule output_early_gather, is_scheduled=true
+
+ENTRY e {
+  p0 = f32[32768,32768]{1,0:T(8,128)} parameter(0)
+  p1 = f32[32768,32768]{1,0:T(8,128)} parameter(1)
+  x = f32[32768,32768]{1,0:T(8,128)} negate(p1)
+  h = f32[16384,32768]{1,0:T(8,128)} all-gather(p0), replica_groups={}, dimensions={0}
+  g = f32[16384,32768]{1,0:T(8,128)} all-gather(p0), replica_groups={}, dimensions={0}
+  y = f32[16384,32768]{1,0:T(8,128)} add(h, g)
+  o0 = f32[32768,32768]{1,0:T(8,128)} concatenate(y, y), dimensions={0}
+  ROOT t = (f32[32768,32768]{1,0:T(8,128)}, f32[32768,32768]{1,0:T(8,128)}) tuple(o0, x)
+}
+)",
+                      *v5e);
+  ASSERT_NE(a.assignment, nullptr);
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(a.assignment->stats().temp_bytes, 4 * kGiB);
+}
+
 // XLA:TPU's memory_analysis() peak counts VMEM value by value: b
 // overwrites a in place (aliasing_operands), so the two share VMEM's one
 // 4 MiB chunk, yet both count at b's step. Peak = p0 and o (4 MiB each)
