@@ -191,27 +191,36 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().argument_bytes, 8 * kGiB);
 }
 
-// Over the HBM a temp may also take an output's allocation before the
-// output is written: g (half of p0) goes into o0's, free until the
-// concatenate writes o0. Normally h, g and y are 4 GiB of heap beside 8 GiB
-// of parameters and 8 of outputs; tight, the heap is 2 GiB.
-TEST(BufferAssignmentTest, TpuTempsTakeAnUnwrittenOutputWhenOverHbm) {
-  const std::unique_ptr<target::Target> v5e =
-      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
-  Assigned a = Assign(R"(
+// p0's halves h and g (taken by HALF), y their sum, o0 two copies of y:
+// over v5e's HBM (8 GiB of parameters, 8 of outputs, 4 of heap normally).
+std::string UnwrittenOutputProgram(absl::string_view half_h, absl::string_view half_g) {
+  return absl::StrReplaceAll(R"(
 HloModule output_early, is_scheduled=true
 
 ENTRY e {
   p0 = f32[32768,32768]{1,0:T(8,128)} parameter(0)
   p1 = f32[32768,32768]{1,0:T(8,128)} parameter(1)
   x = f32[32768,32768]{1,0:T(8,128)} negate(p1)
-  h = f32[16384,32768]{1,0:T(8,128)} slice(p0), slice={[0:16384], [0:32768]}
-  g = f32[16384,32768]{1,0:T(8,128)} slice(p0), slice={[16384:32768], [0:32768]}
+  h = f32[16384,32768]{1,0:T(8,128)} HALF_H
+  g = f32[16384,32768]{1,0:T(8,128)} HALF_G
   y = f32[16384,32768]{1,0:T(8,128)} add(h, g)
   o0 = f32[32768,32768]{1,0:T(8,128)} concatenate(y, y), dimensions={0}
   ROOT t = (f32[32768,32768]{1,0:T(8,128)}, f32[32768,32768]{1,0:T(8,128)}) tuple(o0, x)
 }
 )",
+                             {{"HALF_H", half_h}, {"HALF_G", half_g}});
+}
+
+constexpr char kGather[] = "all-gather(p0), replica_groups={}, dimensions={0}";
+
+// Over the HBM a temp may also take an output's allocation before the
+// output is written: g (sliced from p0) goes into o0's, free until the
+// concatenate writes o0; the heap is 2 GiB.
+TEST(BufferAssignmentTest, TpuTempsTakeAnUnwrittenOutputWhenOverHbm) {
+  const std::unique_ptr<target::Target> v5e =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
+  Assigned a = Assign(UnwrittenOutputProgram("slice(p0), slice={[0:16384], [0:32768]}",
+                                             "slice(p0), slice={[16384:32768], [0:32768]}"),
                       *v5e);
   ASSERT_NE(a.assignment, nullptr);
   constexpr int64_t kGiB = int64_t{1} << 30;
@@ -219,27 +228,12 @@ ENTRY e {
   EXPECT_EQ(a.assignment->stats().output_bytes, 8 * kGiB + 512);  // + the root tuple's table
 }
 
-// The same program with h and g gathered instead of sliced: an
-// all-gather's output stays in the heap even over the HBM, so h, g and y
-// need 4 GiB there, as in the normal assignment.
+// With h and g gathered instead: an all-gather's output stays in the heap
+// even over the HBM, so h, g and y need 4 GiB there, as normally.
 TEST(BufferAssignmentTest, TpuAllGathersStayInTheHeapWhenOverHbm) {
   const std::unique_ptr<target::Target> v5e =
       target::MakeTpuTarget(target::FindTpuGeneration("v5e"));
-  Assigned a = Assign(R"(
-HloModule output_early_gather, is_scheduled=true
-
-ENTRY e {
-  p0 = f32[32768,32768]{1,0:T(8,128)} parameter(0)
-  p1 = f32[32768,32768]{1,0:T(8,128)} parameter(1)
-  x = f32[32768,32768]{1,0:T(8,128)} negate(p1)
-  h = f32[16384,32768]{1,0:T(8,128)} all-gather(p0), replica_groups={}, dimensions={0}
-  g = f32[16384,32768]{1,0:T(8,128)} all-gather(p0), replica_groups={}, dimensions={0}
-  y = f32[16384,32768]{1,0:T(8,128)} add(h, g)
-  o0 = f32[32768,32768]{1,0:T(8,128)} concatenate(y, y), dimensions={0}
-  ROOT t = (f32[32768,32768]{1,0:T(8,128)}, f32[32768,32768]{1,0:T(8,128)}) tuple(o0, x)
-}
-)",
-                      *v5e);
+  Assigned a = Assign(UnwrittenOutputProgram(kGather, kGather), *v5e);
   ASSERT_NE(a.assignment, nullptr);
   constexpr int64_t kGiB = int64_t{1} << 30;
   EXPECT_EQ(a.assignment->stats().temp_bytes, 4 * kGiB);
