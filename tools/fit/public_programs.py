@@ -24,6 +24,7 @@ Requirements: tools/fit/requirements-public-tpu.txt or -cuda.txt.
 """
 import functools
 import os
+import sys
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
@@ -31,17 +32,12 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
+# The models, optimizer and loss of the trainers in testdata/trainers, unsharded here.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs"))
+import trainers  # noqa: E402
+
 Spec = jax.ShapeDtypeStruct
-
-
-def _adamw():
-    return optax.adamw(learning_rate=3e-4, b1=0.9, b2=0.95, weight_decay=0.1)
-
-
-def _shifted_xent(logits, tokens):
-    """Next-token cross-entropy in f32, as run_clm_flax.py computes it."""
-    logits = logits[:, :-1].astype(jnp.float32)
-    return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
+_adamw, _shifted_xent = trainers._adamw, trainers._shifted_xent
 
 
 # ----------------------------------------------------------------- transformers (Flax)
@@ -111,32 +107,13 @@ def hf_smollm2_360m_train(batch, seq=2048):
 # ----------------------------------------------------------------- keras-hub (JAX backend)
 
 
+_KERAS_FAMILY = {"gemma3-270m": "kh_gemma3", "gpt2-base": "kh_gpt2"}
+
+
 @functools.lru_cache(maxsize=None)
 def _keras_model(kind):
-    import keras
-    import keras_hub
-    with keras.StatelessScope():  # variables keep their initializers: nothing is allocated
-        if kind == "gemma3-270m":
-            # keras-hub's gemma3_270m preset (Gemma 3 270M, text only)
-            backbone = keras_hub.models.Gemma3Backbone(
-                vocabulary_size=262144, image_size=896, num_layers=18, num_query_heads=4,
-                num_key_value_heads=1, hidden_dim=640, intermediate_dim=2048, head_dim=256,
-                query_head_dim_normalize=True, use_query_key_norm=True, use_post_ffw_norm=True,
-                use_post_attention_norm=True, use_sliding_window_attention=True,
-                sliding_window_size=512, global_rope_scaling_factor=1.0,
-                local_rope_scaling_factor=1.0, vision_encoder=None, dtype="mixed_bfloat16")
-            task = keras_hub.models.Gemma3CausalLM
-        elif kind == "gpt2-base":
-            # keras-hub's gpt2_base_en preset (GPT-2 124M)
-            backbone = keras_hub.models.GPT2Backbone(
-                vocabulary_size=50257, num_layers=12, num_heads=12, hidden_dim=768,
-                intermediate_dim=3072, dropout=0.1, max_sequence_length=1024,
-                dtype="mixed_bfloat16")
-            task = keras_hub.models.GPT2CausalLM
-        else:
-            raise ValueError(kind)
-    # Outside the scope: the task's compile() makes its default optimizer's step counter.
-    model = task(backbone=backbone, preprocessor=None)
+    """The published configuration's model (trainers.py builds it) and its variables."""
+    model = trainers._keras_model(_KERAS_FAMILY[kind], 0, 0)
     trainable = [Spec(tuple(v.shape), v.dtype) for v in model.trainable_variables]
     frozen = [Spec(tuple(v.shape), v.dtype) for v in model.non_trainable_variables]
     return model, trainable, frozen
