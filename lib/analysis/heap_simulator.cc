@@ -556,9 +556,6 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
   if (orders == target::HeapOrders::kTemporalOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
   }
-  if (orders == target::HeapOrders::kSpatialOnly) {
-    return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kSpatial);
-  }
   if (orders == target::HeapOrders::kAllocationOnly) {
     return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
   }

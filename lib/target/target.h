@@ -61,7 +61,6 @@ struct InPlaceAlias {
 enum class HeapOrders : uint8_t {
   kSmallerOfBoth,  // XLA's ChooseBestHeapAlgorithm: temporal and spatial
   kTemporalOnly,
-  kSpatialOnly,  // decreasing size only
   // Online best fit: each buffer placed when it is allocated, among the
   // chunks live then (XLA:TPU's HBM heap).
   kAllocationOnly,
