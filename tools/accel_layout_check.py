@@ -14,6 +14,7 @@ counted.
 
     tools/accel_layout_check.py [--hlomem BIN] [--verbose] TARGET/CASE:COLOR ...
     tools/accel_layout_check.py tpu_v5e/det_fragmentation_neg:1 tpu_v4/scan_rnn:3
+    tools/accel_layout_check.py testdata/trainers/tpu_v6e/kh_gpt2_base_l3_b8_s6816:0
 """
 import argparse
 import glob
@@ -23,19 +24,20 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ALLOCATION = re.compile(r"allocation (\d+): size (\d+)(?:, color (\d+))?")
+ALLOCATION = re.compile(r"allocation (\d+): size (\d+)(?:, color (\d+))?(.*)")
 VALUE = re.compile(r" value: <\d+ (\S+?)(\{[0-9,]*\})?(?: @\d+)?(?: \(phi\))?> "
                    r"\(size=(\d+),offset=(\d+)\)")
 RANGE = re.compile(r"\s+(\S+?)(\{[0-9,]*\}):(\d+)-(\d+)$")
 
 
 def placements(text, color):
-    """value name -> (size, offset) of the values of `color`."""
+    """value name -> (size, offset) of the values of `color`'s temp arena."""
     out, current = {}, None
     for line in text.splitlines():
         m = ALLOCATION.match(line)
         if m:
-            current = int(m.group(3) or 0)
+            # Only the arena is one address space; parameters and outputs sit at 0 of their own.
+            current = int(m.group(3) or 0) if "preallocated-temp" in m.group(4) else None
             continue
         m = VALUE.match(line)
         if m and current == color:
@@ -91,7 +93,7 @@ def main():
     total = 0
     for spec in args.cases:
         case, _, color = spec.partition(":")
-        directory = os.path.join(ROOT, "testdata", "accel", case)
+        directory = case if os.path.isdir(case) else os.path.join(ROOT, "testdata", "accel", case)
         hlo = glob.glob(os.path.join(directory, "*after_optimizations.txt"))
         assignment = glob.glob(os.path.join(directory, "*after_optimizations-buffer-assignment.txt"))
         if len(hlo) != 1 or len(assignment) != 1:
