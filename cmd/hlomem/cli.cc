@@ -344,8 +344,12 @@ std::string UnmatchedErrorWarning(const std::string& path, const hlomem::dump::X
 
 // Builds the report of dump paths, or reads it when the one path is a
 // report's JSON; then applies the device fit. Errors are printed.
-std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>& paths,
-                                                 const ReportFlags& flags) {
+// `rows` and `max_rows`: pipeline::ReportOptions's, for a report that only
+// the writers that need fewer rows read.
+std::optional<hlomem::report::Report> LoadReport(
+    const std::vector<std::string>& paths, const ReportFlags& flags,
+    hlomem::pipeline::ReportOptions::Rows rows = hlomem::pipeline::ReportOptions::Rows::kAll,
+    size_t max_rows = 0) {
   absl::StatusOr<hlomem::report::Report> report;
   if (paths.size() == 1 && absl::EndsWith(paths[0], ".json")) {
     report = ReadReportJson(paths[0]);
@@ -356,6 +360,8 @@ std::optional<hlomem::report::Report> LoadReport(const std::vector<std::string>&
     options.module_regex = flags.module_regex;
     options.alignment = flags.alignment;
     options.target = flags.target;
+    options.rows = rows;
+    options.max_rows = max_rows;
     options.frames.innermost_only = flags.frames == "all";
     options.frames.skip_packages = flags.skip_frames;
     if (::isatty(STDERR_FILENO)) options.progress = ShowProgress;
@@ -425,7 +431,20 @@ int RunReport(const ReportFlags& flags) {
     PrintError(format.status());
     return kExitBadInput;
   }
-  std::optional<hlomem::report::Report> report = LoadReport(flags.paths, flags);
+  const hlomem::report::WriteOptions write_options = MakeWriteOptions(flags);
+  // Rows are built only for the buffers the format shows: a bounded JSON
+  // its largest, text and Markdown those live at the peak. An error log's
+  // explanation reads every row.
+  using Rows = hlomem::pipeline::ReportOptions::Rows;
+  Rows rows = Rows::kAll;
+  if (flags.error_path.empty()) {
+    if (*format == hlomem::report::Format::kJson) rows = Rows::kLargest;
+    if (*format == hlomem::report::Format::kText || *format == hlomem::report::Format::kMarkdown) {
+      rows = Rows::kLiveAtPeak;
+    }
+  }
+  std::optional<hlomem::report::Report> report =
+      LoadReport(flags.paths, flags, rows, write_options.json_max_buffers);
   if (!report) return kExitBadInput;
   if (*format != hlomem::report::Format::kJson) {
     // Warnings go to stderr; the report itself stays clean.
@@ -436,8 +455,8 @@ int RunReport(const ReportFlags& flags) {
   {
     hlomem::ScopedPhase phase("write");
     exit_code = *format == hlomem::report::Format::kJson
-                    ? EmitJson(*report, MakeWriteOptions(flags), flags.output)
-                    : Emit(hlomem::report::WriteReport(*report, *format, MakeWriteOptions(flags)),
+                    ? EmitJson(*report, write_options, flags.output)
+                    : Emit(hlomem::report::WriteReport(*report, *format, write_options),
                            flags.output);
   }
   if (flags.stats) {

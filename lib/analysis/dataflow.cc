@@ -572,6 +572,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
   // instruction post order, then shape pre-order.
   df.value_at_.assign(total_nodes, kNone);
   df.post_order_index_.assign(unfused_count, 0);
+  df.values_.reserve(static_cast<size_t>(std::count(defines.begin(), defines.end(), true)));
   for (CompId c = 0; c < m.computations.size(); ++c) {
     if (m.comp(c).is_fusion) continue;
     const std::vector<InstrId> post_order = InstructionPostOrder(m, c);

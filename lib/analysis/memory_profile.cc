@@ -20,7 +20,9 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
   const hlo::Module& m = assignment.module();
   const int64_t end_time = assignment.schedule().end_time();
   MemoryProfile profile;
-
+  // Reserved: growing by doubling held two copies at once, 200 MB on a
+  // module of a million buffers.
+  profile.buffers.reserve(df.buffer_count());
   for (BufferId b = 0; b < df.buffer_count(); ++b) {
     const int64_t a = assignment.allocation_of_buffer(b);
     if (a < 0) continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -129,6 +130,33 @@ BufferRow MakeBufferRow(const hlo::Module& module, const std::vector<std::string
   return row;
 }
 
+// From the rows of the `wanted` records (ascending), a bounded report as a
+// bounded JSON reads back: the rows of the `kept` records (a subset), the
+// live set at the peak as indices into them, the counts before the cut, and
+// the rollups at the peak from every live row.
+void KeepBoundedRows(const std::vector<size_t>& wanted, const std::vector<size_t>& kept,
+                     std::vector<BufferRow> rows, ModuleReport* out) {
+  auto row_of = [&](size_t record) {
+    return static_cast<size_t>(std::lower_bound(wanted.begin(), wanted.end(), record) - wanted.begin());
+  };
+  std::vector<size_t>& live = out->profile.live_at_peak;
+  std::vector<const BufferRow*> live_rows;
+  live_rows.reserve(live.size());
+  for (size_t k : live) live_rows.push_back(&rows[row_of(k)]);
+  out->peak_by_line = report::Rollup(live_rows, report::RollupKey::kSourceLine);
+  out->peak_by_op = report::Rollup(live_rows, report::RollupKey::kOpName);
+  out->buffers_total = static_cast<int64_t>(out->profile.buffers.size());
+  out->live_at_peak_total = static_cast<int64_t>(live.size());
+  std::vector<size_t> kept_live;
+  for (size_t k : live) {
+    const auto at = std::lower_bound(kept.begin(), kept.end(), k);
+    if (at != kept.end() && *at == k) kept_live.push_back(static_cast<size_t>(at - kept.begin()));
+  }
+  live = std::move(kept_live);
+  out->rows.reserve(kept.size());
+  for (size_t k : kept) out->rows.push_back(std::move(rows[row_of(k)]));
+}
+
 // The module's StackFrames tables resolved once; the rows keep frame ids.
 std::vector<report::StackFrameRow> StackFrameRows(const hlo::Module& module) {
   std::vector<report::StackFrameRow> rows;
@@ -247,14 +275,32 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     // million buffers take longer than its detectors (the detect phase
     // includes the wait for them).
     const std::vector<std::string> space_names = SpaceOfAllocations(**assignment);
-    std::vector<BufferRow> rows(out.profile.buffers.size());
+    const std::vector<analysis::BufferRecord>& records = out.profile.buffers;
+    // The records the rows are made of, ascending: all of them, or those
+    // the scope keeps and those live at the peak (for the rollups).
+    using Rows = ReportOptions::Rows;
+    std::vector<size_t> wanted, kept;
+    const bool bounded =
+        options.rows == Rows::kLiveAtPeak ||
+        (options.rows == Rows::kLargest && options.max_rows > 0 && records.size() > options.max_rows);
+    if (bounded) {
+      std::vector<size_t> live = out.profile.live_at_peak;
+      std::sort(live.begin(), live.end());
+      kept = options.rows == Rows::kLiveAtPeak
+                 ? live
+                 : report::KeptRows(records.size(), out.profile.live_at_peak, options.max_rows,
+                                    [&](size_t k) { return records[k].bytes; });
+      std::set_union(kept.begin(), kept.end(), live.begin(), live.end(), std::back_inserter(wanted));
+    }
+    const size_t row_count = bounded ? wanted.size() : records.size();
+    std::vector<BufferRow> rows(row_count);
     std::atomic<size_t> next_rows{0};
     auto build_rows = [&] {
       constexpr size_t kRowsAtATime = 4096;
       for (size_t first; (first = next_rows.fetch_add(kRowsAtATime)) < rows.size();) {
         const size_t last = std::min(rows.size(), first + kRowsAtATime);
         for (size_t k = first; k < last; ++k) {
-          rows[k] = MakeBufferRow(module, space_names, out.profile.buffers[k]);
+          rows[k] = MakeBufferRow(module, space_names, records[bounded ? wanted[k] : k]);
         }
       }
     };
@@ -290,7 +336,11 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
         options.detect);
     build_rows();
     row_builder.join();
-    out.rows = std::move(rows);
+    if (bounded) {
+      KeepBoundedRows(wanted, kept, std::move(rows), &out);
+    } else {
+      out.rows = std::move(rows);
+    }
     out.profile.buffers = {};
     phase.reset();
   }

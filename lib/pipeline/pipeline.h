@@ -32,6 +32,17 @@ struct ReportOptions {
   // (frameworks and Python's own frames skipped), or the innermost one
   // (`--frames all`); `--skip-frames` adds packages to skip.
   hlo::FramePolicy frames;
+  // Which buffers get a row (report::BufferRow). A big module has a million
+  // buffers and most formats write few of them; with a scope the others are
+  // only counted, and the rollups at the peak are made from every buffer: the
+  // report a bounded JSON reads back as.
+  enum class Rows : uint8_t {
+    kAll,         // --full, CSV, HTML, diff, check, explain: they read every row
+    kLargest,     // those a JSON bounded to max_rows buffers writes (report::KeptRows)
+    kLiveAtPeak,  // those live at the peak: all that text and Markdown show
+  };
+  Rows rows = Rows::kAll;
+  size_t max_rows = 0;  // kLargest's bound; 0 is every row
   // Called before each module is analysed (done < total) and once at the
   // end (done == total); for a progress line on a terminal.
   std::function<void(size_t done, size_t total, const std::string& name)> progress;

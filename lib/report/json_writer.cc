@@ -199,38 +199,6 @@ Json OomJson(const OomExplanation& oom) {
   return j;
 }
 
-// The rows a bounded report keeps, in their order: the `limit` largest
-// buffers live at the peak and the `limit` largest of all (0: every row).
-std::vector<size_t> KeptRows(const ModuleReport& m, size_t limit) {
-  std::vector<size_t> kept;
-  if (limit == 0 || m.rows.size() <= limit) {
-    kept.resize(m.rows.size());
-    for (size_t k = 0; k < kept.size(); ++k) kept[k] = k;
-    return kept;
-  }
-  std::vector<bool> keep(m.rows.size(), false);
-  // Largest first; equal sizes by position, so the output is stable.
-  auto keep_largest = [&](std::vector<size_t> candidates) {
-    const size_t count = std::min(limit, candidates.size());
-    std::partial_sort(candidates.begin(), candidates.begin() + count, candidates.end(), [&](size_t a, size_t b) {
-      return m.rows[a].bytes != m.rows[b].bytes ? m.rows[a].bytes > m.rows[b].bytes : a < b;
-    });
-    for (size_t k = 0; k < count; ++k) keep[candidates[k]] = true;
-  };
-  std::vector<size_t> live;
-  for (size_t k : m.profile.live_at_peak) {
-    if (k < m.rows.size()) live.push_back(k);
-  }
-  keep_largest(std::move(live));
-  std::vector<size_t> all(m.rows.size());
-  for (size_t k = 0; k < all.size(); ++k) all[k] = k;
-  keep_largest(std::move(all));
-  for (size_t k = 0; k < keep.size(); ++k) {
-    if (keep[k]) kept.push_back(k);
-  }
-  return kept;
-}
-
 Json RollupJson(const std::vector<RollupRow>& rows) {
   Json out = Json::array();
   for (const RollupRow& row : rows) out.push_back({{"key", row.key}, {"bytes", row.bytes}, {"buffers", row.buffers}});
@@ -292,7 +260,9 @@ void WriteModule(const ModuleReport& m, const WriteOptions& options, JsonStream*
   } else {
     out->Null();
   }
-  const std::vector<size_t> kept = KeptRows(m, options.json_max_buffers);
+  const std::vector<size_t> kept =
+      KeptRows(m.rows.size(), m.profile.live_at_peak, options.json_max_buffers,
+               [&](size_t k) { return m.rows[k].bytes; });
   out->Key("buffers");
   out->BeginArray();
   if (options.json_buffers) {

@@ -116,14 +116,21 @@ std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key) {
   // and the rollups of all of it.
   const std::vector<RollupRow>& read = key == RollupKey::kSourceLine ? module.peak_by_line : module.peak_by_op;
   if (!read.empty()) return read;
-  std::map<std::string, RollupRow> groups;
+  std::vector<const BufferRow*> live;
+  live.reserve(module.profile.live_at_peak.size());
   for (size_t k : module.profile.live_at_peak) {
-    if (k >= module.rows.size()) continue;
-    const BufferRow& row = module.rows[k];
-    const std::string name = key == RollupKey::kSourceLine ? row.Source() : row.op_name;
+    if (k < module.rows.size()) live.push_back(&module.rows[k]);
+  }
+  return Rollup(live, key);
+}
+
+std::vector<RollupRow> Rollup(const std::vector<const BufferRow*>& rows, RollupKey key) {
+  std::map<std::string, RollupRow> groups;
+  for (const BufferRow* row : rows) {
+    const std::string name = key == RollupKey::kSourceLine ? row->Source() : row->op_name;
     RollupRow& group = groups[name];
     group.key = name;
-    group.bytes += row.bytes;
+    group.bytes += row->bytes;
     ++group.buffers;
   }
   std::vector<RollupRow> out;
@@ -132,6 +139,37 @@ std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key) {
   std::stable_sort(out.begin(), out.end(),
                    [](const RollupRow& a, const RollupRow& b) { return a.bytes > b.bytes; });
   return out;
+}
+
+std::vector<size_t> KeptRows(size_t count, const std::vector<size_t>& live_at_peak, size_t limit,
+                             const std::function<int64_t(size_t)>& bytes_of) {
+  std::vector<size_t> kept;
+  if (limit == 0 || count <= limit) {
+    kept.resize(count);
+    for (size_t k = 0; k < count; ++k) kept[k] = k;
+    return kept;
+  }
+  std::vector<bool> keep(count, false);
+  auto keep_largest = [&](std::vector<size_t> candidates) {
+    const size_t n = std::min(limit, candidates.size());
+    std::partial_sort(candidates.begin(), candidates.begin() + n, candidates.end(), [&](size_t a, size_t b) {
+      const int64_t x = bytes_of(a), y = bytes_of(b);
+      return x != y ? x > y : a < b;
+    });
+    for (size_t k = 0; k < n; ++k) keep[candidates[k]] = true;
+  };
+  std::vector<size_t> live;
+  for (size_t k : live_at_peak) {
+    if (k < count) live.push_back(k);
+  }
+  keep_largest(std::move(live));
+  std::vector<size_t> all(count);
+  for (size_t k = 0; k < count; ++k) all[k] = k;
+  keep_largest(std::move(all));
+  for (size_t k = 0; k < count; ++k) {
+    if (keep[k]) kept.push_back(k);
+  }
+  return kept;
 }
 
 std::vector<int64_t> DownsampleMax(const std::vector<int64_t>& values, size_t columns) {

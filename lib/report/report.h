@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -304,6 +305,15 @@ std::string CountedNames(const std::vector<std::string>& names, size_t shown);
 // largest first; the key is "" for buffers without one.
 enum class RollupKey : uint8_t { kSourceLine, kOpName };
 std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key);
+// The same over `rows`, the buffers live at the peak.
+std::vector<RollupRow> Rollup(const std::vector<const BufferRow*>& rows, RollupKey key);
+
+// The rows a bounded report keeps, ascending: the `limit` largest of those
+// live at the peak (`live_at_peak`, indices below `count`) and the `limit`
+// largest of all, equal sizes by position so the output is stable; every
+// row when `limit` is 0 or `count` is at most `limit`.
+std::vector<size_t> KeptRows(size_t count, const std::vector<size_t>& live_at_peak, size_t limit,
+                             const std::function<int64_t(size_t)>& bytes_of);
 
 // The timeline reduced to at most `columns` points, each the maximum of
 // the steps it covers (so the peak survives).

@@ -129,5 +129,55 @@ TEST(BoundedJsonTest, KeepsTheLargestAndTheFiguresOfEverything) {
   EXPECT_EQ(whole["peak_by_line"], m["peak_by_line"]);
 }
 
+// A report built with only the rows its bounded JSON writes (report
+// --format json) writes that JSON byte for byte, keeps at most twice the
+// bound of rows, and still counts every buffer.
+TEST(BoundedJsonTest, BuildingOnlyTheWrittenRowsWritesTheSameJson) {
+  absl::StatusOr<Report> whole = pipeline::BuildReport({kLargeCase}, {});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  constexpr size_t kLimit = 300;
+  pipeline::ReportOptions options;
+  options.rows = pipeline::ReportOptions::Rows::kLargest;
+  options.max_rows = kLimit;
+  absl::StatusOr<Report> bounded = pipeline::BuildReport({kLargeCase}, options);
+  ASSERT_TRUE(bounded.ok()) << bounded.status();
+  const ModuleReport& all = whole->modules[0];
+  const ModuleReport& cut = bounded->modules[0];
+  ASSERT_GT(all.rows.size(), 2 * kLimit);
+  EXPECT_LE(cut.rows.size(), 2 * kLimit);
+  EXPECT_GE(cut.rows.size(), kLimit);
+  EXPECT_EQ(cut.buffers_total, static_cast<int64_t>(all.rows.size()));
+  EXPECT_EQ(LiveAtPeakCount(cut), all.profile.live_at_peak.size());
+  EXPECT_EQ(RollupMap(cut, RollupKey::kOpName), RollupMap(all, RollupKey::kOpName));
+  WriteOptions write;
+  write.json_max_buffers = kLimit;
+  EXPECT_EQ(WriteJson(*bounded, write), WriteJson(*whole, write));
+  // The default bound (1000) too, the timeline cut as well.
+  options.max_rows = WriteOptions{}.json_max_buffers;
+  absl::StatusOr<Report> by_default = pipeline::BuildReport({kLargeCase}, options);
+  ASSERT_TRUE(by_default.ok()) << by_default.status();
+  EXPECT_EQ(WriteJson(*by_default, WriteOptions{}), WriteJson(*whole, WriteOptions{}));
+}
+
+// Text and Markdown show only buffers live at the peak: built with only
+// those rows, both write what they write from every row.
+TEST(BoundedJsonTest, TextAndMarkdownFromTheRowsLiveAtThePeakAreTheSame) {
+  absl::StatusOr<Report> whole = pipeline::BuildReport({kLargeCase}, {});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  pipeline::ReportOptions options;
+  options.rows = pipeline::ReportOptions::Rows::kLiveAtPeak;
+  absl::StatusOr<Report> live = pipeline::BuildReport({kLargeCase}, options);
+  ASSERT_TRUE(live.ok()) << live.status();
+  const ModuleReport& all = whole->modules[0];
+  const ModuleReport& cut = live->modules[0];
+  ASSERT_GT(all.rows.size(), all.profile.live_at_peak.size());
+  EXPECT_EQ(cut.rows.size(), all.profile.live_at_peak.size());
+  EXPECT_EQ(cut.buffers_total, static_cast<int64_t>(all.rows.size()));
+  WriteOptions write;
+  write.top = 1000;  // every group, so a wrong row would show
+  EXPECT_EQ(WriteText(*live, write), WriteText(*whole, write));
+  EXPECT_EQ(WriteReport(*live, Format::kMarkdown, write), WriteReport(*whole, Format::kMarkdown, write));
+}
+
 }  // namespace
 }  // namespace hlomem::report

@@ -2,12 +2,13 @@
 """Compare two hlomem binaries' JSON reports, byte for byte, over many inputs.
 
 Usage:
-  compare_reports.py --before OLD_BIN --after NEW_BIN [--jobs N] PATH...
+  compare_reports.py --before OLD_BIN --after NEW_BIN [--jobs N] [--format F] [--full] PATH...
 
 Each PATH is a file or a directory. A directory is walked: every *.txt,
 *.hlo and *.pb file under it is one input, and so is every directory that
 holds such files (hlomem reads it as a dump). Each input is run through
-`hlomem report --format json --threads 1 -o FILE` with both binaries; the
+`hlomem report --format json --threads 1 -o FILE` (or --format F, with
+--full) with both binaries; the
 two exit codes and the two output files must be identical (inputs that are
 not HLO fail alike in both). Prints one line per difference and a summary;
 exits 1 when anything differs.
@@ -39,9 +40,9 @@ def inputs_of(paths):
     return found
 
 
-def run(binary, path, out):
+def run(binary, path, out, extra):
     proc = subprocess.run(
-        [binary, "report", "--format", "json", "--threads", "1", "--no-color", "-o", out, path],
+        [binary, "report", "--threads", "1", "--no-color", "-o", out, *extra, path],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=3600)
     data = b""
     if os.path.exists(out):
@@ -51,10 +52,10 @@ def run(binary, path, out):
     return proc.returncode, data
 
 
-def compare(before, after, path, scratch):
+def compare(before, after, path, scratch, extra):
     base = os.path.join(scratch, str(abs(hash(path))))
-    rc_a, out_a = run(before, path, base + ".before.json")
-    rc_b, out_b = run(after, path, base + ".after.json")
+    rc_a, out_a = run(before, path, base + ".before", extra)
+    rc_b, out_b = run(after, path, base + ".after", extra)
     if rc_a != rc_b:
         return path, rc_a, f"exit {rc_a} before, {rc_b} after"
     if out_a != out_b:
@@ -67,14 +68,17 @@ def main():
     parser.add_argument("--before", required=True)
     parser.add_argument("--after", required=True)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--format", default="json")
+    parser.add_argument("--full", action="store_true", help="every buffer and step")
     parser.add_argument("paths", nargs="+")
     args = parser.parse_args()
     paths = inputs_of(args.paths)
+    extra = ["--format", args.format] + (["--full"] if args.full else [])
     differences = 0
     reported = 0
     with tempfile.TemporaryDirectory() as scratch, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for path, rc, problem in pool.map(lambda p: compare(args.before, args.after, p, scratch),
+        for path, rc, problem in pool.map(lambda p: compare(args.before, args.after, p, scratch, extra),
                                           paths):
             if problem:
                 differences += 1
