@@ -572,7 +572,10 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
   // instruction post order, then shape pre-order.
   df.value_at_.assign(total_nodes, kNone);
   df.post_order_index_.assign(unfused_count, 0);
-  df.values_.reserve(static_cast<size_t>(std::count(defines.begin(), defines.end(), true)));
+  // Reserved for every node, defining or a phi to be: pages never written
+  // cost no memory, where growing by doubling held two copies at once (at
+  // the peak of a module of a million values).
+  df.values_.reserve(total_nodes);
   for (CompId c = 0; c < m.computations.size(); ++c) {
     if (m.comp(c).is_fusion) continue;
     const std::vector<InstrId> post_order = InstructionPostOrder(m, c);

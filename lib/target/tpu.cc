@@ -220,7 +220,11 @@ class TpuTarget final : public Target {
   // chain on S(6), `add.3023 = add(x, add.3022)` lists add.3022, which two
   // later shifts read, and XLA gives the two their own offsets; the second
   // shift, add.3022's last reader, takes its offset. (The schedule is the
-  // text order, so a later user has a larger id.)
+  // text order, so a later user has a larger id.) An operand goes to one
+  // output, the first listed: a v5p MLP fusion listing ["14","16","17"]
+  // writes two bf16[28,6176,256] outputs that both live on, and XLA gives
+  // one of them the operand's offset (sharing it with both left HBM 88.5 MB
+  // and S(6) 1 KiB short of XLA's).
   std::vector<InPlaceAlias> InPlaceAliases(const hlo::Module& module,
                                            hlo::InstrId instruction) const override {
     std::vector<InPlaceAlias> out;
@@ -232,16 +236,19 @@ class TpuTarget final : public Target {
     const std::vector<hlo::ShapeIndex> leaves =
         LeafIndices(module.shapes, module.instr(instruction).shape);
     for (const std::vector<int64_t>& group : ParseAliasingLists(config.substr(lists))) {
+      std::vector<bool> taken(static_cast<size_t>(operand_count), false);
       for (int64_t output : group) {
         const int64_t leaf = output - operand_count;
         if (leaf < 0 || leaf >= static_cast<int64_t>(leaves.size())) continue;
         for (int64_t operand : group) {
-          if (operand < 0 || operand >= operand_count) continue;
+          if (operand < 0 || operand >= operand_count || taken[static_cast<size_t>(operand)]) continue;
           const hlo::InstrId source = operands[static_cast<size_t>(operand)];
           if (!module.shape_of(source).is_array()) continue;
           const auto users = module.users(source);
           if (!users.empty() && users.back() > instruction) continue;  // read later
+          taken[static_cast<size_t>(operand)] = true;
           out.push_back({static_cast<uint32_t>(operand), {}, leaves[static_cast<size_t>(leaf)]});
+          break;
         }
       }
     }
