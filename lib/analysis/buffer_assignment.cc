@@ -445,12 +445,12 @@ class BufferAssigner {
       candidates.push_back(b);
     }
     // A target may assign tuple tables after every array buffer (XLA:TPU).
-    const bool tables_last = target_.TupleTablesAfterArrays();
     std::vector<bool> is_table(df_->buffer_count(), false);
-    if (tables_last) {
-      for (BufferId b : candidates) {
-        for (ValueId v : df_->buffer_values(b)) {
-          if (m_.shapes.get(value(v).shape).is_tuple()) is_table[b] = true;
+    for (BufferId b : candidates) {
+      for (ValueId v : df_->buffer_values(b)) {
+        if (m_.shapes.get(value(v).shape).is_tuple() &&
+            target_.TupleTableAfterArrays(m_.instr(value(v).instruction).opcode)) {
+          is_table[b] = true;
         }
       }
     }

@@ -153,11 +153,11 @@ class Target {
   // themselves, but lets temps into a donated parameter's allocation.
   virtual bool TempsShareOutputAllocations() const { return true; }
 
-  // Whether tuple tables are assigned after every array buffer, in post
-  // order, rather than by their size among the arrays. Only the order of
-  // their allocations changes, and with it which one ends the combined temp
-  // allocation unpadded.
-  virtual bool TupleTablesAfterArrays() const { return false; }
+  // Whether the tuple table `definer` writes is assigned after every array
+  // buffer, in post order, rather than by its size among the arrays. Only
+  // the order of the allocations changes, and with it where each table sits
+  // in the combined temp allocation.
+  virtual bool TupleTableAfterArrays(hlo::Opcode /*definer*/) const { return false; }
 
   // The device-memory bytes (all main-memory allocations) above which the
   // backend assigns the program again, trying harder to fit it: a temp may

@@ -505,6 +505,47 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
   EXPECT_EQ(offsets["n"], 32768);
 }
 
+// A combined all-reduce's tuple is no such table: XLA:TPU allocates it by
+// its size among the arrays, before every table. Here `ar` (9 entries,
+// 64 B) is created before `small` although `small` is first in post
+// order, and the two trade places in the combined temp.
+TEST(BufferAssignmentTest, TpuAllReduceTupleIsAllocatedAmongTheArrays) {
+  const std::unique_ptr<target::Target> v5p =
+      target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
+  Assigned a = Assign(R"HLO(
+HloModule all_reduce_table, is_scheduled=true
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0:T(1024)} parameter(0)
+  %small = (f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}) tuple(%p, %p)
+  %a = f32[1024]{0:T(1024)} get-tuple-element(%small), index=0
+  %n = f32[1024]{0:T(1024)} negate(%a)
+  %ar = (f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}, f32[1024]{0:T(1024)}) all-reduce(%n, %n, %n, %n, %n, %n, %n, %n, %n), replica_groups={}, to_apply=%add
+  %b = f32[1024]{0:T(1024)} get-tuple-element(%ar), index=8
+  ROOT %r = f32[1024]{0:T(1024)} exponential(%b)
+}
+)HLO", *v5p);
+  ASSERT_NE(a.assignment, nullptr);
+  const BufferAssignment& ba = *a.assignment;
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    if (df.value(v).index.empty()) {
+      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+    }
+  }
+  // Both sit above the heap of the arrays, a 16 KiB slot apart; in post
+  // order `ar` would be below `small`.
+  EXPECT_GT(offsets["small"], offsets["n"]);
+  EXPECT_EQ(offsets["ar"], offsets["small"] + 16384);
+}
+
 // A sliced prefetch whose array a while loop carries: the ConcatBitcast's
 // buffer also holds the loop's phis and the body's copy `c8`. The two 4 KiB
 // slices still sit at their distances in the 8 KiB array (sl0 at the
