@@ -444,17 +444,18 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
-    // A target may assign tuple tables after every array buffer (XLA:TPU).
-    std::vector<bool> is_table(df_->buffer_count(), false);
+    // A target may assign some tuple tables after every other buffer
+    // (XLA:TPU: a loop's carried tuple).
+    std::vector<bool> last(df_->buffer_count(), false);
     for (BufferId b : candidates) {
       for (ValueId v : df_->buffer_values(b)) {
         if (m_.shapes.get(value(v).shape).is_tuple() &&
-            target_.TupleTableAfterArrays(m_.instr(value(v).instruction).opcode)) {
-          is_table[b] = true;
+            target_.TupleTableAfterArrays(df_->buffer_values(b).size())) {
+          last[b] = true;
         }
       }
     }
-    auto sort_size = [&](BufferId b) { return is_table[b] ? 0 : buffer_size(b); };
+    auto sort_size = [&](BufferId b) { return last[b] ? 0 : buffer_size(b); };
     std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
       return std::make_tuple(-sort_size(a), !df_->buffer_live_out(a), first_position[a], a) <
              std::make_tuple(-sort_size(b), !df_->buffer_live_out(b), first_position[b], b);

@@ -153,11 +153,12 @@ class Target {
   // themselves, but lets temps into a donated parameter's allocation.
   virtual bool TempsShareOutputAllocations() const { return true; }
 
-  // Whether the tuple table `definer` writes is assigned after every array
-  // buffer, in post order, rather than by its size among the arrays. Only
-  // the order of the allocations changes, and with it where each table sits
-  // in the combined temp allocation.
-  virtual bool TupleTableAfterArrays(hlo::Opcode /*definer*/) const { return false; }
+  // Whether a tuple table's buffer holding `values` values (several: a
+  // loop's carried tuple) is assigned after every other buffer, in post
+  // order, rather than by its size among them. Only the order of the
+  // allocations changes, and with it where each table sits in the combined
+  // temp allocation.
+  virtual bool TupleTableAfterArrays(size_t /*values*/) const { return false; }
 
   // The device-memory bytes (all main-memory allocations) above which the
   // backend assigns the program again, trying harder to fit it: a temp may

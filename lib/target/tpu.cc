@@ -262,19 +262,17 @@ class TpuTarget final : public Target {
            "not the assignment's temp and cannot be derived from the dump";
   }
 
-  // XLA:TPU creates its tuple tables' allocations after the arrays', in
-  // post order whatever their size: in a decode loop's combined temp, the
-  // 64-byte while tuple sits between the 32-byte copy-start tables of the
-  // entry computation and those of the loop body, and the last table
-  // escapes the 16 KiB padding. A combined all-reduce's tuple is not one of
-  // them: it is allocated by its size among the arrays, and so lands above
-  // the temp heap with the tables created first (keras-hub's GPT-2 step on
-  // v6e: its 256-byte all-reduce tuple on top, 224 B short of XLA's HBM
-  // when it came in post order). The 144 tuple all-reduces of the TPU dumps
-  // keep every other HBM figure exact either way.
-  bool TupleTableAfterArrays(hlo::Opcode definer) const override {
-    return definer != hlo::Opcode::kAllReduce;
-  }
+  // XLA:TPU allocates a tuple table by its size, as any buffer (so after
+  // the arrays, which are larger, and a larger table first), but a loop's
+  // carried tuple, a buffer of several values, after all of them in post
+  // order: in a decode loop's combined temp the 64-byte while tuple sits
+  // between the 32-byte copy-start tables of the entry computation and those
+  // of the loop body, and the last table escapes the 16 KiB padding; in
+  // keras-hub's GPT-2 step on v6e the 256-byte tuple of a combined
+  // all-reduce, created first of the tables, ends the combined temp (224 B
+  // short of XLA's HBM when it came in post order), while the 32-byte ones
+  // of four others keep their post-order slots below the heap.
+  bool TupleTableAfterArrays(size_t values) const override { return values > 1; }
 
   bool TempsShareOutputAllocations() const override { return false; }
   // XLA:TPU tries harder when a program exceeds the available HBM.
