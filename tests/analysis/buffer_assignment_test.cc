@@ -41,6 +41,18 @@ Assigned Assign(absl::string_view text,
   return out;
 }
 
+// The offset of each instruction's top-level value, by instruction name.
+std::map<std::string, int64_t> TopLevelOffsets(const BufferAssignment& ba) {
+  const Dataflow& df = ba.dataflow();
+  std::map<std::string, int64_t> offsets;
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    if (df.value(v).index.empty()) {
+      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
+    }
+  }
+  return offsets;
+}
+
 // engine.md §4.4, with the reduce's init constant scheduled first:
 //   c0(0) p0(1) a(2) b(3) d(4) r(5); end = 6.
 //   p0: 1024 B parameter; r: 4 B output; c0: 4 B constant;
@@ -515,14 +527,7 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
 }
 )HLO", *v5p);
   ASSERT_NE(a.assignment, nullptr);
-  const BufferAssignment& ba = *a.assignment;
-  const Dataflow& df = ba.dataflow();
-  std::map<std::string, int64_t> offsets;
-  for (ValueId v = 0; v < df.values().size(); ++v) {
-    if (df.value(v).index.empty()) {
-      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
-    }
-  }
+  std::map<std::string, int64_t> offsets = TopLevelOffsets(*a.assignment);
   EXPECT_EQ(offsets["w"], offsets["init"]);  // one buffer
   EXPECT_EQ(offsets["small"], 0);
   EXPECT_EQ(offsets["w"], 16384);
@@ -555,14 +560,7 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
 }
 )HLO", *v5p);
   ASSERT_NE(a.assignment, nullptr);
-  const BufferAssignment& ba = *a.assignment;
-  const Dataflow& df = ba.dataflow();
-  std::map<std::string, int64_t> offsets;
-  for (ValueId v = 0; v < df.values().size(); ++v) {
-    if (df.value(v).index.empty()) {
-      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
-    }
-  }
+  std::map<std::string, int64_t> offsets = TopLevelOffsets(*a.assignment);
   // Both sit above the heap of the arrays, a 16 KiB slot apart; in post
   // order `ar` would be below `small`.
   EXPECT_GT(offsets["small"], offsets["n"]);
@@ -699,14 +697,7 @@ ENTRY %main (p0: f32[8,128], p1: f32[8,128]) -> (f32[8,128], f32[8,128]) {
 }
 )HLO", *v5e);
   ASSERT_NE(a.assignment, nullptr);
-  const BufferAssignment& ba = *a.assignment;
-  const Dataflow& df = ba.dataflow();
-  std::map<std::string, int64_t> offsets;
-  for (ValueId v = 0; v < df.values().size(); ++v) {
-    if (df.value(v).index.empty()) {
-      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
-    }
-  }
+  std::map<std::string, int64_t> offsets = TopLevelOffsets(*a.assignment);
   EXPECT_EQ(offsets["c"], 4096);
   EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
 }
@@ -744,14 +735,7 @@ ENTRY %main (i: s32[], x: f32[8,128]) -> f32[8,128] {
 }
 )HLO", *v5e);
   ASSERT_NE(a.assignment, nullptr);
-  const BufferAssignment& ba = *a.assignment;
-  const Dataflow& df = ba.dataflow();
-  std::map<std::string, int64_t> offsets;
-  for (ValueId v = 0; v < df.values().size(); ++v) {
-    if (df.value(v).index.empty()) {
-      offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
-    }
-  }
+  std::map<std::string, int64_t> offsets = TopLevelOffsets(*a.assignment);
   EXPECT_EQ(offsets["a"], offsets["r"]);
   EXPECT_NE(offsets["t"], offsets["a"]);
   EXPECT_EQ(a.assignment->stats().color_bytes.at(1), 8192);
