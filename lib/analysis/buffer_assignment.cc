@@ -450,7 +450,7 @@ class BufferAssigner {
     for (BufferId b : candidates) {
       for (ValueId v : df_->buffer_values(b)) {
         if (m_.shapes.get(value(v).shape).is_tuple() &&
-            target_.TupleTableAfterArrays(df_->buffer_values(b).size())) {
+            target_.TupleTableAssignedLast(df_->buffer_values(b).size())) {
           last[b] = true;
         }
       }

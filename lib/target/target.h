@@ -158,7 +158,7 @@ class Target {
   // order, rather than by its size among them. Only the order of the
   // allocations changes, and with it where each table sits in the combined
   // temp allocation.
-  virtual bool TupleTableAfterArrays(size_t /*values*/) const { return false; }
+  virtual bool TupleTableAssignedLast(size_t /*values*/) const { return false; }
 
   // The device-memory bytes (all main-memory allocations) above which the
   // backend assigns the program again, trying harder to fit it: a temp may

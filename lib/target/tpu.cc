@@ -272,7 +272,7 @@ class TpuTarget final : public Target {
   // all-reduce, created first of the tables, ends the combined temp (224 B
   // short of XLA's HBM when it came in post order), while the 32-byte ones
   // of four others keep their post-order slots below the heap.
-  bool TupleTableAfterArrays(size_t values) const override { return values > 1; }
+  bool TupleTableAssignedLast(size_t values) const override { return values > 1; }
 
   bool TempsShareOutputAllocations() const override { return false; }
   // XLA:TPU tries harder when a program exceeds the available HBM.

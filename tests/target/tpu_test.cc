@@ -169,9 +169,9 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_EQ(v6e->heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(v6e->heap_orders(2), HeapOrders::kSmallerOfBoth);
   EXPECT_FALSE(v6e->TempsShareOutputAllocations());
-  EXPECT_TRUE(v6e->TupleTableAfterArrays(5));   // a while loop's carried tuple
-  EXPECT_FALSE(v6e->TupleTableAfterArrays(1));  // any other table: by its size
-  EXPECT_FALSE(MakeCpuTarget()->TupleTableAfterArrays(5));
+  EXPECT_TRUE(v6e->TupleTableAssignedLast(5));   // a while loop's carried tuple
+  EXPECT_FALSE(v6e->TupleTableAssignedLast(1));  // any other table: by its size
+  EXPECT_FALSE(MakeCpuTarget()->TupleTableAssignedLast(5));
   EXPECT_EQ(v6e->TightAssignmentAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
   EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallerOfBoth);
   EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
