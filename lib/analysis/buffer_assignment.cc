@@ -385,6 +385,13 @@ class BufferAssigner {
     return !a.is_parameter || a.aliased_with_output;
   }
 
+  // Whether `user` reads the instruction that defines `v` as an operand of
+  // its own (not through a tuple it was put in).
+  bool ReadsDefinerOf(InstrId user, ValueId v) const {
+    const auto operands = m_.operands(user);
+    return std::find(operands.begin(), operands.end(), value(v).instruction) != operands.end();
+  }
+
   bool TightTempMayTakeInputOutput(BufferId b) const {
     for (ValueId v : df_->buffer_values(b)) {
       if (!target_.TightTempMayTakeInputOutput(m_, value(v).instruction)) return false;
@@ -448,12 +455,10 @@ class BufferAssigner {
     // (XLA:TPU: a loop's carried tuple).
     std::vector<bool> last(df_->buffer_count(), false);
     for (BufferId b : candidates) {
-      for (ValueId v : df_->buffer_values(b)) {
-        if (m_.shapes.get(value(v).shape).is_tuple() &&
-            target_.TupleTableAssignedLast(df_->buffer_values(b).size())) {
-          last[b] = true;
-        }
-      }
+      const auto values = df_->buffer_values(b);
+      last[b] = target_.TupleTableAssignedLast(values.size()) &&
+                std::any_of(values.begin(), values.end(),
+                            [&](ValueId v) { return m_.shapes.get(value(v).shape).is_tuple(); });
     }
     auto sort_size = [&](BufferId b) { return last[b] ? 0 : buffer_size(b); };
     std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
@@ -772,12 +777,9 @@ class BufferAssigner {
           // whose buffer a user takes over is. Counted after the step's
           // other frees, it ended an event tick late, and that tick changed
           // the order of a v6e train step's tight heap (+5.19 MB).
-          const auto operands = m_.operands(value(v).instruction);
           for (ValueId w : ending.row(static_cast<size_t>(t))) {
             if (freed[w] || w == v || df_->buffer_of(w) != b) continue;
-            if (std::find(operands.begin(), operands.end(), value(w).instruction) == operands.end()) {
-              continue;
-            }
+            if (!ReadsDefinerOf(value(v).instruction, w)) continue;
             events.push_back({HeapEvent::kFree, w, size_of(w), 0});
             freed[w] = true;
           }
@@ -795,10 +797,7 @@ class BufferAssigner {
             const ValueId ov = df_->top_value(op);
             if (ov == kNone || !in_heap[ov] || freed[ov] || end[ov] != t) continue;
             if (df_->buffer_values(df_->buffer_of(ov)).size() != 1) continue;
-            if (std::find(operands.begin(), operands.end(), value(ov).instruction) ==
-                operands.end()) {
-              continue;
-            }
+            if (!ReadsDefinerOf(i, ov)) continue;
             if (!CanShareOperandBufferWithUser(*df_, value(ov).node, i, value(v).node, target_)) continue;
             events.push_back({HeapEvent::kFree, ov, size_of(ov), 0});
             freed[ov] = true;

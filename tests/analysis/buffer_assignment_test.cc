@@ -490,7 +490,10 @@ ENTRY %main (ids: s32[4096]) -> f32[1024] {
 // tuple (9 entries, 64 B on v5p) is larger than `small` (2 entries, 32 B)
 // and first in post order, yet `small` is created first: the two take the
 // first two 16 KiB slots of the combined temp in that order (by size or in
-// post order, the loop's tuple would take the first).
+// post order, the loop's tuple would take the first). The program is made
+// up; the rule is read off XLA's dumps: the decode loop's of the
+// accelerator suite and keras-hub's GPT-2 steps on v6e
+// (TrainerGroundTruthTest holds those to XLA's figures).
 TEST(BufferAssignmentTest, TpuLoopTupleIsAllocatedAfterTheOtherTables) {
   const std::unique_ptr<target::Target> v5p =
       target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
@@ -536,7 +539,7 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
 // Other tuple tables come by their size: the combined all-reduce's `ar`
 // (9 entries, 64 B) is created before `small` (2 entries, 32 B), although
 // `small` is first in post order, and the two trade places in the
-// combined temp.
+// combined temp (a made-up program; the rule as above).
 TEST(BufferAssignmentTest, TpuLargerTupleTableIsAllocatedFirst) {
   const std::unique_ptr<target::Target> v5p =
       target::MakeTpuTarget(target::FindTpuGeneration("v5p"));
