@@ -167,8 +167,8 @@ class BufferAssigner {
     }
     ComputeLiveRanges();
     Assign();
-    // A target that tries harder for a program that would not fit
-    // otherwise assigns again.
+    // A target that tries harder for a program that would not fit, or
+    // would fit only just, assigns again.
     const std::optional<int64_t> limit = target_.TightAssignmentAbove();
     if (limit && MainMemoryBytes() > *limit) {
       tight_ = true;
@@ -1039,8 +1039,8 @@ class BufferAssigner {
   std::vector<BufferId> deferred_;
   std::vector<std::unique_ptr<SliceRanges>> slice_ranges_;  // per allocation; null below the threshold
   int64_t heap_peak_ = 0;  // the largest colour's peak of live heap bytes
-  // The second, tighter assignment of a program over the target's limit
-  // (TightAssignmentAbove).
+  // The second, tighter assignment of a program above the target's
+  // threshold (TightAssignmentAbove).
   bool tight_ = false;
 };
 

@@ -164,7 +164,8 @@ class Target {
   // backend assigns the program again, trying harder to fit it: a temp may
   // then take an output's or a donated parameter's allocation while it is
   // free (where temps do not share outputs' allocations), and each heap is laid
-  // out in tight_heap_orders. XLA:TPU does so past its available HBM.
+  // out in tight_heap_orders. XLA:TPU does so within 2.5 GiB of its
+  // available HBM and past it.
   // nullopt: never.
   virtual std::optional<int64_t> TightAssignmentAbove() const { return std::nullopt; }
   // Whether a temp defined by `instruction` may take an output's or a

@@ -160,9 +160,10 @@ TEST(TpuTargetTest, NamesAndDevice) {
 }
 
 // HBM is laid out as XLA:TPU allocates, online; VMEM by memory-space
-// assignment's orders, SMEM by the smaller of the offline two. Past the HBM XLA:TPU offers (which a bare target
-// does not know) it assigns again, tighter: temps may enter donated
-// parameters, and HBM is laid out by decreasing size.
+// assignment's orders, SMEM by the smaller of the offline two. Within 2.5 GiB
+// of the HBM XLA:TPU offers (which a bare target does not know) it assigns
+// again, tighter: temps may enter donated parameters, and HBM is laid out by
+// decreasing size.
 TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   const std::unique_ptr<Target> v6e = MakeTpuTarget(FindTpuGeneration("v6e"));
   EXPECT_EQ(v6e->heap_orders(0), HeapOrders::kAllocationOnly);
@@ -172,7 +173,8 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_TRUE(v6e->TupleTableAssignedLast(5));   // a while loop's carried tuple
   EXPECT_FALSE(v6e->TupleTableAssignedLast(1));  // any other table: by its size
   EXPECT_FALSE(MakeCpuTarget()->TupleTableAssignedLast(5));
-  EXPECT_EQ(v6e->TightAssignmentAbove(), FindTpuGeneration("v6e")->program_hbm_bytes);
+  EXPECT_EQ(v6e->TightAssignmentAbove(),
+            FindTpuGeneration("v6e")->program_hbm_bytes - (int64_t{5} << 29));
   EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallerOfBoth);
   EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(MakeTpuTarget(nullptr)->TightAssignmentAbove(), std::nullopt);
