@@ -235,6 +235,9 @@ class BufferAssigner {
       LiveRange r;
       r.start = instr.opcode == Opcode::kParameter ? s.span_start[c] : t;
       r.end = m_.comp(c).root == i ? s.span_end[c] : t;
+      // A value of a computation that an asynchronous operation runs lives
+      // until that operation is done.
+      r.end = std::max(r.end, s.async_done_time[c]);
       r.end_position = val.node;
       for (NodeId p : df_->positions(v)) {
         if (p == val.node) continue;

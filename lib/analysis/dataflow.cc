@@ -120,6 +120,9 @@ FlatSchedule FlattenSchedule(const Module& m) {
     }
     return seq;
   };
+  // The async-start whose wrapped computation each computation runs in
+  // (kNoId: none): its own for the wrapped one, its caller's for a callee.
+  std::vector<InstrId> async_start(m.computations.size(), hlo::kNoId);
   std::vector<Frame> stack;
   constexpr int64_t kClaimed = -2;  // pushed, not yet started
   s.span_start[m.entry] = kClaimed;
@@ -139,6 +142,7 @@ FlatSchedule FlattenSchedule(const Module& m) {
       stack[top].callees_done = true;
       const Opcode op = m.instr(i).opcode;
       std::vector<CompId> to_flatten;
+      InstrId context = async_start[c];
       if (op == Opcode::kWhile) {
         to_flatten = {m.callee(i, CallRole::kCondition), m.callee(i, CallRole::kBody)};
       } else if (op == Opcode::kAsyncStart && m.operands(i).empty() &&
@@ -153,15 +157,18 @@ FlatSchedule FlattenSchedule(const Module& m) {
         }
         if (m.instr(start).opcode == Opcode::kAsyncStart) {
           to_flatten.push_back(m.callee(start, CallRole::kCalls));
+          context = start;
         }
       } else if (op == Opcode::kCall || op == Opcode::kConditional ||
                  op == Opcode::kAsyncStart) {
         for (const hlo::Callee& callee : m.callees(i)) to_flatten.push_back(callee.computation);
+        if (op == Opcode::kAsyncStart) context = i;
       }
       // Pushed in reverse so the first callee is flattened first.
       for (auto it = to_flatten.rbegin(); it != to_flatten.rend(); ++it) {
         if (*it != hlo::kNoId && s.span_start[*it] == -1) {
           s.span_start[*it] = kClaimed;
+          async_start[*it] = context;
           stack.push_back({*it, 0, false});
         }
       }
@@ -172,6 +179,20 @@ FlatSchedule FlattenSchedule(const Module& m) {
     s.sequence.push_back(i);
     ++stack[top].next;
     stack[top].callees_done = false;
+  }
+  // The async-done that ends each start's chain of async-updates.
+  s.async_done_time.assign(m.computations.size(), -1);
+  for (CompId c = 0; c < m.computations.size(); ++c) {
+    InstrId step = async_start[c];
+    while (step != hlo::kNoId && m.instr(step).opcode != Opcode::kAsyncDone) {
+      InstrId next = hlo::kNoId;
+      for (InstrId user : m.users(step)) {
+        const Opcode op = m.instr(user).opcode;
+        if (op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone) next = user;
+      }
+      step = next;
+    }
+    if (step != hlo::kNoId) s.async_done_time[c] = s.time_of(step);
   }
   return s;
 }

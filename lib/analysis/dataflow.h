@@ -123,6 +123,10 @@ struct FlatSchedule {
   std::vector<int64_t> span_end;       // one past its last instruction
   UnfusedIndex unfused;
   std::vector<int64_t> unfused_time;   // UnfusedIndex number -> time, -1 if absent
+  // Per computation run inside an asynchronous operation (the computation
+  // an async-start wraps, and what it calls): the time of that operation's
+  // async-done, until which every value defined there lives; -1 elsewhere.
+  std::vector<int64_t> async_done_time;
 
   int64_t end_time() const { return static_cast<int64_t>(sequence.size()); }
   // Instruction i's time, -1 if absent (fused or never flattened).

@@ -477,6 +477,14 @@ ENTRY %main (ids: s32[4096]) -> f32[1024] {
     EXPECT_EQ(table.size, 0);
   }
   EXPECT_EQ(ba.stats().color_bytes.at(7), 0);
+  // Values of what the offload runs (`called`, a callee of the wrapped
+  // computation) live until the offload's async-done, as XLA's live ranges
+  // have them (a SparseCore gather's call-start tables in a SmolLM2 step on
+  // v5p: to the outer done, 9 steps past their own call-done); without
+  // that they would end at the inner call-done, two steps before.
+  const int64_t done = ba.schedule().time_of(m.FindInstruction("done"));
+  EXPECT_EQ(ba.live_range(value_of("call-start", {})).end, done);
+  EXPECT_GT(done, ba.schedule().time_of(m.FindInstruction("call-done")) + 1);
   // HBM: ids 16 KiB, out 4 KiB, two constants and the reducer's three
   // thread-local scalars 512 B each, and the temps: `ones` and four 32-byte
   // tables (start {} and {2}, update {} and {0}), each in a 16 KiB slot but
