@@ -38,6 +38,7 @@ TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
 OUT = os.path.join(REPO, "testdata", "trainers")
 DEFAULT_PY = os.path.join(REPO, ".venv-trainers-tpu", "bin", "python")
+DEFAULT_PY_CUDA = os.path.join(REPO, ".venv-trainers-cuda", "bin", "python")
 TOPOLOGY = {"tpu_v4": "v4:2x2x1", "tpu_v5e": "v5e:2x2", "tpu_v5p": "v5p:2x2x1",
             "tpu_v6e": "v6e:2x2"}
 OOM_VERDICT = ga.OOM_VERDICT
@@ -62,16 +63,21 @@ def worker(spec_json, result_path):
                       "^" + re.escape(REPO + os.sep))
     from jax.experimental import topologies
     trainers = load_trainers()
-    topo = topologies.get_topology_desc(TOPOLOGY[spec["target"]], platform="tpu")
+    if spec["target"] in TOPOLOGY:
+        topo = topologies.get_topology_desc(TOPOLOGY[spec["target"]], platform="tpu")
+    else:  # gpu_h100, gpu_a100: XLA's device specs, as tools/gen_accel_testdata.py reads them
+        topo, _ = ga._topology(spec["target"], False)
     model = trainers.MODELS[spec["model"]]
     fn, args, jit_kwargs, notes = trainers.build(
         model["family"], spec["batch"], spec["seq"], topo.devices, tuple(spec["mesh"]),
         remat=model.get("remat", False), layers=model.get("layers", 0))
     dev0 = topo.devices[0]
-    res = {"target": spec["target"], "topology": TOPOLOGY[spec["target"]],
+    res = {"target": spec["target"],
+           "topology": TOPOLOGY.get(spec["target"], ga.TARGETS.get(spec["target"], {}).get("topology")),
            "platform": dev0.platform, "device_kind": dev0.device_kind,
            "topology_devices": len(topo.devices), "program_notes": notes,
-           "versions": {p: md.version(p) for p in PKGS},
+           "versions": {p: md.version(p) for p in PKGS
+                        if p != "libtpu" or dev0.platform == "tpu"},
            "python_version": "%d.%d.%d" % sys.version_info[:3]}
     t0 = time.time()
     lowered = jax.jit(fn, **jit_kwargs).lower(*args)
@@ -452,19 +458,25 @@ def main():
     ap.add_argument("--bisect", default="", help="a case of trainers.CASES")
     ap.add_argument("--lo", type=int, default=0)
     ap.add_argument("--hi", type=int, default=0)
-    ap.add_argument("--python", default=DEFAULT_PY)
+    ap.add_argument("--python", default=DEFAULT_PY, help="the interpreter for TPU targets")
+    ap.add_argument("--python-cuda", default=DEFAULT_PY_CUDA,
+                    help="the interpreter for GPU targets (gpu_h100, gpu_a100)")
     a = ap.parse_args()
+
+    def py_for(target):
+        return a.python if target in TOPOLOGY else a.python_cuda
     trainers = load_trainers()
     if a.probe:
         mesh = [int(x) for x in a.mesh.split("x")]
         for s in a.seq.split(","):
             try:
-                probe(a.python, a.probe, a.target, a.batch, int(s), mesh)
+                probe(py_for(a.target), a.probe, a.target, a.batch, int(s), mesh)
             except RuntimeError as e:
                 print("  seq=%s: %s" % (s, e))
         return
     if a.bisect:
-        bisect(a.python, trainers.CASES[a.bisect], a.lo, a.hi)
+        c = trainers.CASES[a.bisect]
+        bisect(py_for(c["target"]), c, a.lo, a.hi)
         return
     if a.try_model:
         # One compile kept as a case directory named by its knob (a bisection step whose
@@ -475,7 +487,7 @@ def main():
                      target=a.target, batch=a.batch, seq=int(s), mesh=mesh,
                      step=2 if a.knob == "batch" else 64, knob=a.knob)
             try:
-                run_case(c, a.python, keep_tmp=a.keep_tmp)
+                run_case(c, py_for(c["target"]), keep_tmp=a.keep_tmp)
             except Exception as e:  # noqa
                 print("FAILED %s: %s" % (c["name"], e), flush=True)
         build_manifest()
@@ -489,7 +501,7 @@ def main():
                                                                "case.json")):
                 continue
             try:
-                run_case(c, a.python, keep_tmp=a.keep_tmp)
+                run_case(c, py_for(c["target"]), keep_tmp=a.keep_tmp)
             except Exception as e:  # noqa
                 print("FAILED %s: %s" % (n, e), flush=True)
                 failed.append(n)

@@ -351,11 +351,12 @@ TEST_F(AccelGroundTruthTest, TpuDeviceFitAgreesWithXlasCompileVerdict) {
   EXPECT_EQ(out_of_memory, kTpuOutOfMemory);  // the suite's OOM programs, both sides of the limit
 }
 
-// Real trainers' train steps at the HBM edge (testdata/trainers: public
-// training code installed from PyPI, FSDP x tensor on deviceless TPU
-// meshes, each just fitting or failing with XLA's E1000): from the HLO
-// alone, the device verdict is XLA's compile verdict on every one, and
-// the differences from XLA's assignment are the listed ones.
+// Real trainers' train steps (testdata/trainers: public training code
+// installed from PyPI, FSDP x tensor on deviceless TPU meshes, each just
+// fitting or failing with XLA's E1000, and on 8-GPU H100 and A100
+// topologies): from the HLO alone, the device verdict is XLA:TPU's compile
+// verdict on every TPU step, and the differences from XLA's assignment are
+// the listed ones.
 constexpr char kTrainers[] = "trainers";
 using TrainerGroundTruthTest = GroundTruthTest<kTrainers>;
 
@@ -364,6 +365,8 @@ TEST_F(TrainerGroundTruthTest, DeviceFitAgreesWithXlasCompileVerdict) {
   int out_of_memory = 0;
   for (size_t k = 0; k < cases_->size(); ++k) {
     const Case& c = (*cases_)[k];
+    // XLA:GPU compiles what does not fit: only XLA:TPU gives a verdict.
+    if (TpuPresets().count(c.target) == 0) continue;
     const std::optional<bool> fits = FitsOnPreset(c, (*reports_)[k]);
     ASSERT_TRUE(fits.has_value()) << c.name;
     EXPECT_EQ(*fits, c.verdict == "fits") << c.name;
@@ -392,7 +395,7 @@ TEST_F(TrainerGroundTruthTest, SourceLinesAreTheModelsCode) {
           << (*cases_)[k].name << ": " << row.instruction << " at " << row.source_file;
       installed += absl::StrContains(row.source_file, "/site-packages/");
     }
-    EXPECT_GT(with_stack, 1000) << (*cases_)[k].name;
+    EXPECT_GT(with_stack, 500) << (*cases_)[k].name;
     EXPECT_GT(installed, with_stack / 2) << (*cases_)[k].name;  // most in the installed model code
   }
 }
