@@ -180,11 +180,17 @@ FlatSchedule FlattenSchedule(const Module& m) {
     ++stack[top].next;
     stack[top].callees_done = false;
   }
-  // The async-done that ends each start's chain of async-updates.
+  // The async-done that ends each start's chain of async-updates (a chain
+  // no longer than the module, whatever hostile input links).
   s.async_done_time.assign(m.computations.size(), -1);
   for (CompId c = 0; c < m.computations.size(); ++c) {
     InstrId step = async_start[c];
-    while (step != hlo::kNoId && m.instr(step).opcode != Opcode::kAsyncDone) {
+    for (size_t hops = 0; step != hlo::kNoId && m.instr(step).opcode != Opcode::kAsyncDone;
+         ++hops) {
+      if (hops == m.instructions.size()) {
+        step = hlo::kNoId;
+        break;
+      }
       InstrId next = hlo::kNoId;
       for (InstrId user : m.users(step)) {
         const Opcode op = m.instr(user).opcode;

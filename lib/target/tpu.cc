@@ -42,11 +42,11 @@ constexpr TpuGeneration kGenerations[] = {
 // How close to the available HBM a program's first assignment may come
 // before XLA:TPU assigns it again, trying harder. Measured on train steps of
 // keras-hub's GPT-2 (v4, tensor parallel over 4), transformers' GPT-2 (v5e)
-// and SmolLM2 (v5p), walking the sequence length up: the assignment in
-// allocation order is XLA's up to 2.73 GB below the limit (v5e; 3.31 GB on
-// v4, 6.07 GB on v5p), the tighter one from 2.48 GB below (v4; 2.14 GB on
-// v5e), even where it is the larger (v5e: 16.25 GB against 14.77 GB). No
-// fraction of the limit or of the HBM splits all three generations.
+// and SmolLM2 (v5p), walking the sequence length up: XLA keeps the first
+// assignment (allocation order) 3.31 GB under the limit on v4, 2.73 GB on
+// v5e and 6.07 GB on v5p, and assigns again 2.48 GB under on v4 and 2.14 GB
+// on v5e, keeping the second even where it is larger (v5e: 16.25 GB against
+// 14.77 GB). No fraction of the limit or of the HBM splits all three.
 constexpr int64_t kTightHeadroom = 2 * kGiB + 512 * kMiB;
 // Memory-space assignment repacks at most this many times
 // (xla_msa_max_repacks and xla_tpu_cmem_max_repacks in tpu_comp_env.txt).
