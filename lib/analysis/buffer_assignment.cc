@@ -454,16 +454,30 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
-    // A target may assign some tuple tables after every other buffer
-    // (XLA:TPU: a loop's carried tuple).
-    std::vector<bool> last(df_->buffer_count(), false);
+    // Tuple tables: a target may assign them in the order the schedule
+    // defines them rather than by size (XLA:TPU's first assignment), and
+    // some after every other buffer (XLA:TPU: a loop's carried tuple).
+    const bool tables_in_schedule_order = target_.TupleTablesInScheduleOrder(tight_);
+    std::vector<bool> table(df_->buffer_count(), false), last(df_->buffer_count(), false);
     for (BufferId b : candidates) {
       const auto values = df_->buffer_values(b);
-      last[b] = target_.TupleTableAssignedLast(values.size()) &&
-                std::any_of(values.begin(), values.end(),
-                            [&](ValueId v) { return m_.shapes.get(value(v).shape).is_tuple(); });
+      table[b] = std::any_of(values.begin(), values.end(),
+                             [&](ValueId v) { return m_.shapes.get(value(v).shape).is_tuple(); });
+      last[b] = table[b] && target_.TupleTableAssignedLast(values.size());
+      if (!table[b] || !tables_in_schedule_order) continue;
+      int64_t earliest = std::numeric_limits<int64_t>::max();
+      for (ValueId v : values) {
+        const int64_t t = out_->schedule_.time_of(value(v).instruction);
+        if (t >= 0) earliest = std::min(earliest, t);
+      }
+      if (earliest != std::numeric_limits<int64_t>::max()) first_position[b] = earliest;
     }
-    auto sort_size = [&](BufferId b) { return last[b] ? 0 : buffer_size(b); };
+    // Tables in schedule order sort as one size, below the arrays (a TPU
+    // scalar takes 512 B) and above the tables assigned last.
+    auto sort_size = [&](BufferId b) -> int64_t {
+      if (last[b]) return 0;
+      return table[b] && tables_in_schedule_order ? 1 : buffer_size(b);
+    };
     std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
       return std::make_tuple(-sort_size(a), !df_->buffer_live_out(a), first_position[a], a) <
              std::make_tuple(-sort_size(b), !df_->buffer_live_out(b), first_position[b], b);

@@ -159,6 +159,11 @@ class Target {
   // allocations changes, and with it where each table sits in the combined
   // temp allocation.
   virtual bool TupleTableAssignedLast(size_t /*values*/) const { return false; }
+  // Whether tuple tables are assigned in the order the schedule defines
+  // them, whatever their sizes, rather than by size like any buffer; `tight`:
+  // in the second, tighter assignment (TightAssignmentAbove). Only the order
+  // of the allocations changes, and with it where each table sits.
+  virtual bool TupleTablesInScheduleOrder(bool /*tight*/) const { return false; }
 
   // The device-memory bytes (all main-memory allocations) above which the
   // backend assigns the program again, trying harder to fit it: a temp may

@@ -173,6 +173,9 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_TRUE(v6e->TupleTableAssignedLast(5));   // a while loop's carried tuple
   EXPECT_FALSE(v6e->TupleTableAssignedLast(1));  // any other table: by its size
   EXPECT_FALSE(MakeCpuTarget()->TupleTableAssignedLast(5));
+  EXPECT_TRUE(v6e->TupleTablesInScheduleOrder(/*tight=*/false));
+  EXPECT_FALSE(v6e->TupleTablesInScheduleOrder(/*tight=*/true));  // by size
+  EXPECT_FALSE(MakeCpuTarget()->TupleTablesInScheduleOrder(false));
   EXPECT_EQ(v6e->TightAssignmentAbove(),
             FindTpuGeneration("v6e")->program_hbm_bytes - (int64_t{5} << 29));
   EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallerOfBoth);
