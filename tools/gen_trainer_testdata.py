@@ -461,11 +461,25 @@ def main():
     ap.add_argument("--python", default=DEFAULT_PY, help="the interpreter for TPU targets")
     ap.add_argument("--python-cuda", default=DEFAULT_PY_CUDA,
                     help="the interpreter for GPU targets (gpu_h100, gpu_a100)")
+    ap.add_argument("--needs-cuda", action="store_true",
+                    help="exit 0 when these arguments compile for a GPU target, else 1 "
+                    "(gen_trainer_testdata.sh creates the CUDA venv only then)")
     a = ap.parse_args()
 
     def py_for(target):
         return a.python if target in TOPOLOGY else a.python_cuda
     trainers = load_trainers()
+    if a.needs_cuda:
+        if a.manifest_only:
+            targets = []
+        elif a.probe or a.try_model:
+            targets = [a.target]
+        elif a.bisect:
+            targets = [trainers.CASES[a.bisect]["target"]]
+        else:
+            names = a.only.split(",") if a.only else list(trainers.CASES)
+            targets = [trainers.CASES[n]["target"] for n in names if n in trainers.CASES]
+        sys.exit(0 if any(t not in TOPOLOGY for t in targets) else 1)
     if a.probe:
         mesh = [int(x) for x in a.mesh.split("x")]
         for s in a.seq.split(","):

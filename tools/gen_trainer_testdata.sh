@@ -26,9 +26,14 @@ if [ -z "$PYTHON" ]; then
   done
 fi
 # The GPU targets (gpu_h100, gpu_a100) compile in .venv-trainers-cuda: jax[cuda12] as
-# tools/requirements-jax-cuda.txt pins it, and the same code bases at the same pins.
+# tools/requirements-jax-cuda.txt pins it, and the same code bases at the same pins. It is
+# created only when the arguments name a GPU target or case (--needs-cuda).
 for kind in tpu cuda; do
   venv="$ROOT/.venv-trainers-$kind"
+  if [ "$kind" = cuda ] && ! "$ROOT/.venv-trainers-tpu/bin/python" \
+      "$ROOT/tools/gen_trainer_testdata.py" --needs-cuda "$@"; then
+    continue
+  fi
   if ! KERAS_BACKEND=jax "$venv/bin/python" -c "import jax, keras_hub, transformers, sys; sys.exit(jax.__version__ != '0.12.0.1')" 2>/dev/null; then
     echo "creating $venv with $PYTHON" >&2
     rm -rf "$venv"
