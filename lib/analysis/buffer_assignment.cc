@@ -454,7 +454,8 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
-    // Tuple tables: a target may assign them in the order the schedule
+    // Tuple tables (a buffer holding a tuple, which gets an allocation of
+    // its own below): a target may assign them in the order the schedule
     // defines them rather than by size (XLA:TPU's first assignment), and
     // some after every other buffer (XLA:TPU: a loop's carried tuple).
     const bool tables_in_schedule_order = target_.TupleTablesInScheduleOrder(tight_);
@@ -536,9 +537,7 @@ class BufferAssigner {
       }
       if (done) continue;
 
-      bool has_tuple = false;
-      for (ValueId v : df_->buffer_values(b)) has_tuple |= m_.shapes.get(value(v).shape).is_tuple();
-      if (has_tuple) {
+      if (table[b]) {
         const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
         out_->allocations_[static_cast<size_t>(a)].is_tuple = true;
         AddBuffer(a, b, 0);

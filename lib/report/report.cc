@@ -142,7 +142,7 @@ std::vector<RollupRow> Rollup(const std::vector<const BufferRow*>& rows, RollupK
 }
 
 std::vector<size_t> KeptRows(size_t count, const std::vector<size_t>& live_at_peak, size_t limit,
-                             const std::function<int64_t(size_t)>& bytes_of) {
+                             absl::FunctionRef<int64_t(size_t)> bytes_of) {
   std::vector<size_t> kept;
   if (limit == 0 || count <= limit) {
     kept.resize(count);

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/analysis/buffer_assignment.h"
@@ -313,7 +313,7 @@ std::vector<RollupRow> Rollup(const std::vector<const BufferRow*>& rows, RollupK
 // largest of all, equal sizes by position so the output is stable; every
 // row when `limit` is 0 or `count` is at most `limit`.
 std::vector<size_t> KeptRows(size_t count, const std::vector<size_t>& live_at_peak, size_t limit,
-                             const std::function<int64_t(size_t)>& bytes_of);
+                             absl::FunctionRef<int64_t(size_t)> bytes_of);
 
 // The timeline reduced to at most `columns` points, each the maximum of
 // the steps it covers (so the peak survives).
