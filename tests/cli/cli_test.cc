@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "tests/common/run_command.h"
+#include "tests/common/temp_path.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -76,7 +77,7 @@ TEST(CliTest, JsonReportOfTheSeedCaseMatchesXla) {
 }
 
 TEST(CliTest, OutputFileIsWrittenWhole) {
-  const std::string path = ::testing::TempDir() + "/report.json";
+  const std::string path = hlomem::testing::TempPath("report.json");
   std::remove(path.c_str());
   const auto run = Hlomem("report --format json -o " + path + " " + kSeedGrads);
   ASSERT_EQ(run.exit_code, 0) << run.out;
@@ -96,7 +97,7 @@ TEST(CliTest, TextReportShowsXlaBesideHlomem) {
 }
 
 TEST(CliTest, ParseErrorIsLocated) {
-  const std::string path = ::testing::TempDir() + "/bad.hlo";
+  const std::string path = hlomem::testing::TempPath("bad.hlo");
   std::ofstream(path) << "HloModule m\nENTRY e {\n  ROOT a = f32[] add(x, x)\n}\n";
   const auto run = Hlomem("parse " + path);
   EXPECT_EQ(run.exit_code, 2);
@@ -108,7 +109,7 @@ TEST(CliTest, ParseErrorIsLocated) {
 namespace {
 
 TEST(CliTest, BaselineOfAnotherProgramIsBadInput) {
-  const std::string baseline = ::testing::TempDir() + "/hlomem-baseline-other.json";
+  const std::string baseline = hlomem::testing::TempPath("baseline-other.json");
   ASSERT_EQ(Hlomem("report --format json -o " + baseline + " " + kSeedGrads).exit_code, 0);
   // One module on each side with different names: never compared.
   const auto run = Hlomem("check --baseline " + baseline + " " + kTestdata + "/jax/argmax");
@@ -162,7 +163,7 @@ namespace {
 
 // A baseline of the seed case with its figures 3% smaller: the dump grew 3%.
 std::string GrownBaseline() {
-  const std::string path = ::testing::TempDir() + "/hlomem-baseline-grown.json";
+  const std::string path = hlomem::testing::TempPath("baseline-grown.json");
   EXPECT_EQ(Hlomem("report --format json -o " + path + " " + kSeedGrads).exit_code, 0);
   std::ifstream in(path);
   nlohmann::json j = nlohmann::json::parse(in);

@@ -13,10 +13,9 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "gtest/gtest.h"
 #include "tests/common/run_command.h"
+#include "tests/common/temp_path.h"
 
 namespace {
 
@@ -80,8 +79,7 @@ std::vector<Sample> FindSamples(const std::vector<std::string>& lines) {
 }
 
 std::string RunSample(const std::string& command) {
-  const fs::path script =
-      fs::path(::testing::TempDir()) / ("hlomem_docs_sample_" + std::to_string(::getpid()) + ".sh");
+  const fs::path script = hlomem::testing::TempPath("docs_sample.sh");
   {
     std::ofstream out(script);
     out << "cd '" << kRoot.string() << "' || exit 99\n"

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/common/run_command.h"
+#include "tests/common/temp_path.h"
 
 namespace {
 
@@ -106,7 +107,7 @@ TEST(ExplainTest, ARuntimeAllocationIsMatchedToTheProgramsAllocation) {
   // allocation: explain names that allocation. The dump is real; the
   // message is written here, as GPU runtime errors cannot be made without
   // a GPU.
-  const std::string error = ::testing::TempDir() + "/hlomem-explain-runtime.txt";
+  const std::string error = hlomem::testing::TempPath("explain-runtime.txt");
   std::ofstream(error) << "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 137438953472 bytes.\n";
   const auto run = Hlomem("explain " + error + " " + kTestdata + "/jax/seed_gather_grad_int32_grads");
   ASSERT_EQ(run.exit_code, 0) << run.out;
@@ -133,7 +134,7 @@ std::vector<ModuleFigures> ReportedFigures(const std::string& dump) {
 }
 
 std::string WriteGpuError(const std::string& name, int64_t bytes) {
-  const std::string error = ::testing::TempDir() + "/hlomem-explain-" + name + ".txt";
+  const std::string error = hlomem::testing::TempPath("explain-" + name + ".txt");
   std::ofstream(error) << "Out of memory while trying to allocate " << bytes << " bytes.\n";
   return error;
 }
@@ -213,7 +214,7 @@ namespace {
 const std::string kGpuCase = kTestdata + "/accel/gpu_h100/oom_transformer_block_batch_over";
 
 std::string WriteLog(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = hlomem::testing::TempPath(name);
   std::ofstream(path) << text;
   return path;
 }
@@ -269,7 +270,7 @@ TEST(AllocatorLimitCliTest, ExplainMeasuresTheProgramAgainstTheLogsLimit) {
 TEST(ExplainTest, AGpuErrorWithoutADumpShowsXlasOwnPeakBuffers) {
   // XLA:GPU's error with the listing it prints (layout of jax-ml/jax#13428):
   // the lines behind the error come from the listing when there is no dump.
-  const std::string error = ::testing::TempDir() + "/hlomem-explain-gpu-listing.txt";
+  const std::string error = hlomem::testing::TempPath("explain-gpu-listing.txt");
   std::ofstream(error)
       << "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6291456 bytes.\n"
          "BufferAssignment OOM Debugging.\n"

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/run_command.h"
+#include "tests/common/temp_path.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ hlomem::testing::CommandOutput Hlomem(const std::string& args) {
 // nothing fits).
 std::string WriteFit(const std::string& name, const std::string& none, const std::string& full,
                      const std::string& setting = "batch") {
-  const std::string path = ::testing::TempDir() + "/" + name + ".json";
+  const std::string path = hlomem::testing::TempPath(name + ".json");
   std::ofstream(path) << R"({"tool": "hlomem", "kind": "fit", "setting": ")" << setting
                       << R"(", "range": [1, 256], "device": "v5e-16gb", "largest": 152,
   "frontier": [
@@ -69,7 +70,7 @@ TEST(FitCheckTest, BadInputExitsTwo) {
   EXPECT_EQ(other.exit_code, 2) << other.out;
   EXPECT_THAT(other.out, HasSubstr("the baseline searched 'seq_len'"));
   // A report's JSON is not a fit result's baseline.
-  const std::string report = ::testing::TempDir() + "/report.json";
+  const std::string report = hlomem::testing::TempPath("report.json");
   ASSERT_EQ(Hlomem("report --format json -o " + report + " " + HLOMEM_TESTDATA_DIR +
                    "/dumps/tpu_v5e_mlp_raw").exit_code, 0);
   const auto mixed = Hlomem("check " + now + " --baseline " + report);

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/common/run_command.h"
+#include "tests/common/temp_path.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ const std::string kBatch128 = kDumps + "/mlp_b128_last40";  // 552 examples: bat
 
 // A baseline report of `dump` in the test's temp dir.
 std::string RecordBaseline(const std::string& dump, const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/" + name + ".json";
+  const std::string path = hlomem::testing::TempPath(name + ".json");
   const auto run = Hlomem("report --format json -o " + path + " " + dump);
   EXPECT_EQ(run.exit_code, 0) << run.out;
   return path;
@@ -99,11 +100,10 @@ TEST(GateTest, GrowthInTheSecondCompileOfAStepFails) {
 }
 
 TEST(GateTest, AModuleWithoutACounterpartIsAnErrorUnlessAllowed) {
-  const auto record = Hlomem("report --format json --module jit_train_step -o " + ::testing::TempDir() +
-                             "/steps.json " + kLast40);
+  const std::string steps = hlomem::testing::TempPath("steps.json");
+  const auto record = Hlomem("report --format json --module jit_train_step -o " + steps + " " + kLast40);
   ASSERT_EQ(record.exit_code, 0) << record.out;
-  const std::string args = "check " + kLast40 + " --baseline " + ::testing::TempDir() +
-                           "/steps.json --module 'jit_(train_step|sqrt)'";
+  const std::string args = "check " + kLast40 + " --baseline " + steps + " --module 'jit_(train_step|sqrt)'";
   const auto strict = Hlomem(args);
   EXPECT_EQ(strict.exit_code, 2) << strict.out;
   EXPECT_THAT(strict.out, HasSubstr("only in the dump:     jit_sqrt (s32[])->f32[]"));
@@ -129,7 +129,7 @@ TEST(GateTest, DiffPairsEveryModuleOfTwoBatchSizes) {
 
 // A copy of `dump` whose train step's HLO is cut in half.
 std::string DumpWithATruncatedModule(const std::string& dump, std::string* cut_file) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "truncated_dump";
+  const fs::path dir = fs::path(hlomem::testing::TempPath("truncated_dump"));
   fs::remove_all(dir);
   fs::copy(dump, dir);
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -280,7 +280,7 @@ TEST(FocusTest, ACpuModuleWithATinyTempSaysWhy) {
 
 TEST(FocusTest, CaptureOfATrainingScriptFitsOnAScreen) {
   // The command "runs" by copying the script's dump where XLA would write it.
-  const std::string dir = ::testing::TempDir() + "/focus_capture";
+  const std::string dir = hlomem::testing::TempPath("focus_capture");
   fs::remove_all(dir);
   const auto run = hlomem::testing::RunCommand(std::string(HLOMEM_BINARY) + " capture --dir " + dir +
                                                " -- cp -r " + kLast40 + "/. " + dir);

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/common/run_command.h"
+#include "tests/common/temp_path.h"
 
 namespace {
 
@@ -81,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(Generations, RawTpuFolderTest,
 // after leaves it out, and says so when nothing else is left.
 TEST(RawTpuFolderTest, StageAfterLeavesOutAModuleWithOnlyBefore) {
   const std::string raw = std::string(HLOMEM_TESTDATA_DIR) + "/dumps/tpu_v5e_mlp_raw";
-  const std::string dir = ::testing::TempDir() + "/only_before";
+  const std::string dir = hlomem::testing::TempPath("only_before");
   ASSERT_EQ(hlomem::testing::RunCommand("rm -rf " + dir + " && mkdir -p " + dir + " && cp " + raw +
                                         "/*.before_optimizations.txt " + dir + "/")
                 .exit_code,
