@@ -11,6 +11,7 @@
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/reuse_index.h"
 #include "lib/base/bytes.h"
+#include "lib/base/sort_by_key.h"
 #include "lib/hlo/elementwise.h"
 
 namespace hlomem::analysis {
@@ -479,13 +480,16 @@ class BufferAssigner {
       if (last[b]) return 0;
       return table[b] && tables_in_schedule_order ? 1 : buffer_size(b);
     };
-    std::sort(candidates.begin(), candidates.end(), [&](BufferId a, BufferId b) {
-      return std::make_tuple(-sort_size(a), !df_->buffer_live_out(a), first_position[a], a) <
-             std::make_tuple(-sort_size(b), !df_->buffer_live_out(b), first_position[b], b);
+    SortByKey(candidates.begin(), candidates.end(), [&](BufferId b) {
+      return std::make_tuple(-sort_size(b), !df_->buffer_live_out(b), first_position[b]);
     });
 
     std::vector<int64_t> reusable;  // XLA's allocation_indices
-    ReuseIndex reuse(candidates.size());
+    // Allocations become reusable when they hold an output or a donated
+    // parameter.
+    const size_t outputs = static_cast<size_t>(std::count_if(
+        candidates.begin(), candidates.end(), [&](BufferId b) { return df_->buffer_live_out(b); }));
+    ReuseIndex reuse(outputs + m_.input_output_aliases.size());
     std::vector<int64_t> reuse_position(out_->allocations_.size(), -1);
     auto make_reusable = [&](int64_t a) {
       const size_t slot = reuse.Add(out_->allocations_[static_cast<size_t>(a)].size);

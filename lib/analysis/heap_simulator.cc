@@ -7,14 +7,19 @@
 #include <tuple>
 #include <utility>
 
+#include "lib/base/allocator.h"
 #include "lib/base/bytes.h"
 #include "lib/base/csr.h"
 #include "lib/base/parallel.h"
+#include "lib/base/sort_by_key.h"
 
 namespace hlomem::analysis {
 namespace {
 
 constexpr uint32_t kNoBuffer = 0xffffffffu;
+// A heap of this many events (40 MB of them) frees far more than a next
+// module would reuse.
+constexpr size_t kReleaseAfterEvents = size_t{1} << 20;
 // Events are most of a big module's heap input; the schedule step rode in
 // padding (see HeapEvent::step).
 static_assert(sizeof(HeapEvent) <= 40);
@@ -456,38 +461,35 @@ std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
       g.bytes = order == HeapOrder::kScheduleSpatial ? intervals[r].size : high - low;
     }
   }
-  std::sort(roots.begin(), roots.end(), [&](uint32_t a, uint32_t b) {
-    const Interval& x = intervals[a];
-    const Interval& y = intervals[b];
-    if (order == HeapOrder::kRepack) {
-      // Every block alike, `first` or not.
-      const GroupSpan& u = span[a];
-      const GroupSpan& v = span[b];
-      return std::make_tuple(u.first_step - u.last_step, -u.bytes, u.first_step, a) <
-             std::make_tuple(v.first_step - v.last_step, -v.bytes, v.first_step, b);
-    }
-    if (x.first != y.first) return x.first;
+  // Every order ends with the root's id. In all but kRepack (every block
+  // alike there), the roots of the first group come before the others.
+  auto rest = roots.begin();
+  if (order != HeapOrder::kRepack) {
+    rest = std::partition(roots.begin(), roots.end(), [&](uint32_t r) { return intervals[r].first; });
+  }
+  auto key = [&](uint32_t r) -> std::tuple<int64_t, int64_t, int64_t> {
+    const Interval& x = intervals[r];
     switch (order) {
+      case HeapOrder::kRepack: {
+        const GroupSpan& u = span[r];
+        return {u.first_step - u.last_step, -u.bytes, u.first_step};
+      }
       case HeapOrder::kSpatial:
-        return std::make_tuple(-x.size, x.start - x.end, a) <
-               std::make_tuple(-y.size, y.start - y.end, b);
+        return {-x.size, x.start - x.end, 0};
       case HeapOrder::kAllocation:
-        return x.start < y.start;  // unique ticks
+        return {x.start, 0, 0};  // unique ticks
       case HeapOrder::kTemporal:
-        return std::make_tuple(x.start - max_end[a], -x.size, a) <
-               std::make_tuple(y.start - max_end[b], -y.size, b);
+        return {x.start - max_end[r], -x.size, 0};
       case HeapOrder::kScheduleSpatial:
       case HeapOrder::kScheduleExtent: {
-        const GroupSpan& u = span[a];
-        const GroupSpan& v = span[b];
-        return std::make_tuple(-u.bytes, u.first_step - u.last_step, a) <
-               std::make_tuple(-v.bytes, v.first_step - v.last_step, b);
+        const GroupSpan& u = span[r];
+        return {-u.bytes, u.first_step - u.last_step, 0};
       }
-      case HeapOrder::kRepack:
-        break;
     }
-    return a < b;
-  });
+    return {0, 0, 0};
+  };
+  SortByKey(roots.begin(), rest, key);
+  SortByKey(rest, roots.end(), key);
   return roots;
 }
 
@@ -596,6 +598,9 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
   HeapResult spatial =
       GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kSpatial);
   worker.join();
+  // The worker's arena keeps what its layout freed (tens of MB of trees on
+  // a big module), where this thread cannot reuse it.
+  if (events.size() >= kReleaseAfterEvents) ReleaseFreedMemory();
   return temporal.heap_size < spatial.heap_size ? std::move(temporal) : std::move(spatial);
 }
 

@@ -4,36 +4,35 @@
 #include <limits>
 
 namespace hlomem::analysis {
-namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-
-}  // namespace
-
-ReuseIndex::ReuseIndex(size_t capacity) {
-  while (leaves_ < capacity) leaves_ *= 2;
-  // Empty leaves can never be returned (size -1); allocations with no live
-  // range yet are never busy (x = max, y = min).
-  max_size_.assign(2 * leaves_, -1);
-  max_x_.assign(2 * leaves_, kMax);
-  min_y_.assign(2 * leaves_, kMin);
-  max_interior_x_.assign(2 * leaves_, kMax);
-  min_interior_y_.assign(2 * leaves_, kMin);
-  runs_.reserve(capacity);
-  interiors_.reserve(capacity);
+ReuseIndex::ReuseIndex(size_t expected) {
+  runs_.reserve(expected);
+  interiors_.reserve(expected);
+  while (leaves_ < expected) Grow();
 }
 
 size_t ReuseIndex::Add(int64_t size) {
+  if (count_ == leaves_) Grow();
   const size_t position = count_++;
   runs_.emplace_back();
   interiors_.emplace_back();
-  max_size_[leaves_ + position] = size;
+  nodes_[leaves_ + position].max_size = size;
   Update(position);
   return position;
 }
 
+void ReuseIndex::Grow() {
+  const size_t old_leaves = leaves_;
+  leaves_ = std::max<size_t>(64, 2 * leaves_);
+  std::vector<Node> nodes(2 * leaves_);
+  for (size_t k = 0; k < count_; ++k) nodes[leaves_ + k] = nodes_[old_leaves + k];
+  nodes_ = std::move(nodes);
+  for (size_t node = leaves_; node-- > 1;) Combine(node);
+}
+
 namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 // Merges [x, y] into `runs` (start -> end, disjoint): with every run it
 // overlaps by a positive length, and with those it only meets when
@@ -62,40 +61,47 @@ bool MergeRun(std::map<int64_t, int64_t>* runs, int64_t x, int64_t y, bool merge
 }  // namespace
 
 void ReuseIndex::AddLiveRange(size_t position, int64_t start, int64_t end) {
-  const size_t leaf = leaves_ + position;
+  Node& leaf = nodes_[leaves_ + position];
   bool changed = false;
   // The interior (start, end) rules out one-point ranges strictly inside it.
   if (start < end) {
     changed |= MergeRun(&interiors_[position], start, end, /*merge_touching=*/false,
-                        &max_interior_x_[leaf], &min_interior_y_[leaf]);
+                        &leaf.max_interior_x, &leaf.min_interior_y);
   }
-  changed |= MergeRun(&runs_[position], start, end, /*merge_touching=*/true, &max_x_[leaf],
-                      &min_y_[leaf]);
+  changed |= MergeRun(&runs_[position], start, end, /*merge_touching=*/true, &leaf.max_x,
+                      &leaf.min_y);
   if (changed) Update(position);
 }
 
+void ReuseIndex::Combine(size_t node) {
+  const Node& l = nodes_[2 * node];
+  const Node& r = nodes_[2 * node + 1];
+  Node& n = nodes_[node];
+  n.max_size = std::max(l.max_size, r.max_size);
+  n.max_x = std::max(l.max_x, r.max_x);
+  n.min_y = std::min(l.min_y, r.min_y);
+  n.max_interior_x = std::max(l.max_interior_x, r.max_interior_x);
+  n.min_interior_y = std::min(l.min_interior_y, r.min_interior_y);
+}
+
 void ReuseIndex::Update(size_t position) {
-  for (size_t node = (leaves_ + position) / 2; node >= 1; node /= 2) {
-    max_size_[node] = std::max(max_size_[2 * node], max_size_[2 * node + 1]);
-    max_x_[node] = std::max(max_x_[2 * node], max_x_[2 * node + 1]);
-    min_y_[node] = std::min(min_y_[2 * node], min_y_[2 * node + 1]);
-    max_interior_x_[node] = std::max(max_interior_x_[2 * node], max_interior_x_[2 * node + 1]);
-    min_interior_y_[node] = std::min(min_interior_y_[2 * node], min_interior_y_[2 * node + 1]);
-  }
+  for (size_t node = (leaves_ + position) / 2; node >= 1; node /= 2) Combine(node);
 }
 
 int64_t ReuseIndex::FindLast(size_t before, int64_t size, int64_t start, int64_t end) {
+  if (count_ == 0) return -1;
   return Find(1, 0, leaves_, std::min(before, count_), size, start, end);
 }
 
 int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64_t size,
                          int64_t start, int64_t end) {
-  if (lo >= before || max_size_[node] < size) return -1;
+  Node& n = nodes_[node];
+  if (lo >= before || n.max_size < size) return -1;
   // Every allocation below is busy when each longest run [x, y] overlaps
   // [start, end] by a positive length: x < end and start < y.
-  if (start < end && max_x_[node] < end && min_y_[node] > start) return -1;
+  if (start < end && n.max_x < end && n.min_y > start) return -1;
   // A one-point range [s, s]: busy when each interior run holds s.
-  if (start == end && max_interior_x_[node] < start && min_interior_y_[node] > start) return -1;
+  if (start == end && n.max_interior_x < start && n.min_interior_y > start) return -1;
   if (hi - lo == 1) {
     // At a leaf, check every merged run, not only the longest.
     if (start < end) {
@@ -104,9 +110,8 @@ int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64
       if (it != runs.begin() && std::prev(it)->second > start) {
         // This run will likely rule the allocation out for the next
         // queries too; subtrees of such allocations then get skipped whole.
-        const size_t leaf = leaves_ + lo;
-        max_x_[leaf] = std::prev(it)->first;
-        min_y_[leaf] = std::prev(it)->second;
+        n.max_x = std::prev(it)->first;
+        n.min_y = std::prev(it)->second;
         Update(lo);
         return -1;
       }
@@ -114,9 +119,8 @@ int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64
       const std::map<int64_t, int64_t>& interior = interiors_[lo];
       auto it = interior.lower_bound(start);  // open runs starting before `start` precede it
       if (it != interior.begin() && std::prev(it)->second > start) {
-        const size_t leaf = leaves_ + lo;
-        max_interior_x_[leaf] = std::prev(it)->first;
-        min_interior_y_[leaf] = std::prev(it)->second;
+        n.max_interior_x = std::prev(it)->first;
+        n.min_interior_y = std::prev(it)->second;
         Update(lo);
         return -1;
       }

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -29,8 +30,8 @@ namespace hlomem::analysis {
 
 class ReuseIndex {
  public:
-  // Room for `capacity` allocations.
-  explicit ReuseIndex(size_t capacity);
+  // Room for `expected` allocations without growing.
+  explicit ReuseIndex(size_t expected);
 
   // Appends an allocation of `size` bytes; returns its position.
   size_t Add(int64_t size);
@@ -44,29 +45,43 @@ class ReuseIndex {
   int64_t FindLast(size_t before, int64_t size, int64_t start, int64_t end);
 
  private:
+  static constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  static constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+  // One tree node, its fields side by side: a search reads all of them.
+  // Empty leaves can never be returned (size -1); allocations with no live
+  // range yet are never busy (x = max, y = min).
+  struct Node {
+    // The largest size below.
+    int64_t max_size = -1;
+    // Over one run [x, y] of each allocation below, the largest x and
+    // smallest y. An allocation is certainly busy for [s, e] when x < e and
+    // s < y. The run kept is the one that last proved the allocation busy
+    // (buffers come by size, so queries near in time come together), or
+    // else the longest.
+    int64_t max_x = kMax;
+    int64_t min_y = kMin;
+    // The same over one interior run (x, y) of each allocation, for
+    // one-point ranges: every allocation below is busy at s when x < s < y.
+    int64_t max_interior_x = kMax;
+    int64_t min_interior_y = kMin;
+  };
+
+  void Grow();
   void Update(size_t position);
+  void Combine(size_t node);
   int64_t Find(size_t node, size_t lo, size_t hi, size_t before, int64_t size, int64_t start,
                int64_t end);
 
-  size_t leaves_ = 1;
+  // Leaves: a power of two, doubled when the allocations fill them.
+  size_t leaves_ = 0;
   size_t count_ = 0;
   // Per allocation: its merged live ranges, start -> end.
   std::vector<std::map<int64_t, int64_t>> runs_;
   // Per allocation: the union of its ranges' interiors, open runs (x, y)
   // kept as x -> y, merged only where they overlap by a positive length.
   std::vector<std::map<int64_t, int64_t>> interiors_;
-  // Per tree node: the largest size, and over one run [x, y] of each
-  // allocation the largest x and smallest y below it. An allocation is
-  // certainly busy for [s, e] when x < e and s < y. The run kept is the one
-  // that last proved the allocation busy (buffers come by size, so queries
-  // near in time come together), or else the longest.
-  std::vector<int64_t> max_size_;
-  std::vector<int64_t> max_x_;
-  std::vector<int64_t> min_y_;
-  // The same over one interior run (x, y) of each allocation, for
-  // one-point ranges: every allocation below is busy at s when x < s < y.
-  std::vector<int64_t> max_interior_x_;
-  std::vector<int64_t> min_interior_y_;
+  std::vector<Node> nodes_;  // 1-based heap order; leaves from leaves_ on
 };
 
 }  // namespace hlomem::analysis

@@ -17,4 +17,10 @@ void RetainFreedMemoryForReuse() {
 #endif
 }
 
+void ReleaseFreedMemory() {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
+
 }  // namespace hlomem

@@ -16,6 +16,11 @@ namespace hlomem {
 // threads start; a no-op outside glibc.
 void RetainFreedMemoryForReuse();
 
+// Gives the free memory of every heap back to the kernel, the heaps of
+// finished worker threads included: what a worker freed stays in its own
+// heap, where other threads do not reuse it. For after a big parallel step.
+void ReleaseFreedMemory();
+
 }  // namespace hlomem
 
 #endif  // HLOMEM_LIB_BASE_ALLOCATOR_H_
