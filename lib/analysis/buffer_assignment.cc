@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "absl/container/btree_map.h"
@@ -11,6 +12,7 @@
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/reuse_index.h"
 #include "lib/base/bytes.h"
+#include "lib/base/metrics.h"
 #include "lib/base/sort_by_key.h"
 #include "lib/hlo/elementwise.h"
 
@@ -152,6 +154,7 @@ class BufferAssigner {
     for (const hlo::InputOutputAlias& a : m_.input_output_aliases) {
       out_->aliased_parameters_.emplace(a.parameter, a.parameter_index);
     }
+    std::optional<ScopedPhase> phase(std::in_place, "analyze: dataflow");
     out_->call_graph_ = BuildCallGraph(m_);
     out_->schedule_ = FlattenSchedule(m_);
     absl::StatusOr<Dataflow> df = Dataflow::Run(m_, out_->call_graph_, target_);
@@ -166,7 +169,9 @@ class BufferAssigner {
         out_->buffer_sizes_[b] = std::max(out_->buffer_sizes_[b], df_->value(v).size);
       }
     }
+    phase.emplace("analyze: live ranges");
     ComputeLiveRanges();
+    phase.reset();
     Assign();
     // A target that tries harder for a program that would not fit, or
     // would fit only just, assigns again.
@@ -188,8 +193,11 @@ class BufferAssigner {
     slice_ranges_.clear();
     deferred_.clear();
     heap_peak_ = 0;
+    std::optional<ScopedPhase> phase(std::in_place, "analyze: global buffers");
     AssignGlobalBuffers();
+    phase.emplace("analyze: heap");
     AssignHeap();
+    phase.emplace("analyze: temps, stats");
     AssignThreadLocalBuffers();
     MarkLiveOut();
     CombineTemps();

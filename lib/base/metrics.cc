@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -56,13 +57,15 @@ void Metrics::Record(const char* name, double seconds) {
 
 std::string Metrics::Report(double total_seconds) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::string out = absl::StrFormat("%-10s %9s %6s %11s %11s\n", "phase", "seconds", "calls",
+  int width = 10;
+  for (const Phase& p : Phases()) width = std::max(width, static_cast<int>(std::strlen(p.name)));
+  std::string out = absl::StrFormat("%-*s %9s %6s %11s %11s\n", width, "phase", "seconds", "calls",
                                     "rss", "peak_rss");
   for (const Phase& p : Phases()) {
-    absl::StrAppendFormat(&out, "%-10s %9.3f %6d %11s %11s\n", p.name, p.seconds, p.calls,
+    absl::StrAppendFormat(&out, "%-*s %9.3f %6d %11s %11s\n", width, p.name, p.seconds, p.calls,
                           HumanBytes(p.rss), HumanBytes(p.peak_rss));
   }
-  absl::StrAppendFormat(&out, "%-10s %9.3f %6s %11s %11s\n", "total", total_seconds, "",
+  absl::StrAppendFormat(&out, "%-*s %9.3f %6s %11s %11s\n", width, "total", total_seconds, "",
                         HumanBytes(CurrentRssBytes()), HumanBytes(PeakRssBytes()));
   return out;
 }

@@ -264,7 +264,9 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     absl::StatusOr<std::unique_ptr<analysis::BufferAssignment>> assignment =
         analysis::BufferAssignment::Run(module, target);
     if (!assignment.ok()) return assignment.status();
+    std::optional<ScopedPhase> profile_phase(std::in_place, "analyze: profile");
     out.profile = analysis::ComputeMemoryProfile(**assignment);
+    profile_phase.reset();
     out.computed = FromAssignment(**assignment, out.profile);
     out.schedule_length = (*assignment)->schedule().end_time();
     out.peak_instruction = PeakInstructionOf(module, (*assignment)->schedule(), out.profile.peak_step);
