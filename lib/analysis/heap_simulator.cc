@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -37,45 +38,112 @@ struct Interval {
 
 using Run = std::pair<int64_t, int64_t>;  // [offset, end) of the heap
 
+// Blocks of 2^k runs carved from 1 MiB pages, each named by a 32-bit
+// handle (page << 16 | index), freed blocks kept per size for reuse. The
+// trees below hold a block per node: one allocation each from the C
+// library cost a million calls and a pointer chase per node read.
+class RunPool {
+ public:
+  // A block of 2^`size_class` runs.
+  uint32_t Allocate(int size_class) {
+    std::vector<uint32_t>& reusable = free_[size_class];
+    if (!reusable.empty()) {
+      const uint32_t handle = reusable.back();
+      reusable.pop_back();
+      return handle;
+    }
+    const size_t runs = size_t{1} << size_class;
+    if (runs > kPageRuns - used_in_last_) {
+      pages_.push_back(std::make_unique<Run[]>(std::max(runs, kPageRuns)));
+      used_in_last_ = 0;
+    }
+    const uint32_t handle = static_cast<uint32_t>((pages_.size() - 1) << kPageBits | used_in_last_);
+    used_in_last_ += runs;  // a block larger than a page has its own
+    return handle;
+  }
+  void Free(uint32_t handle, int size_class) { free_[size_class].push_back(handle); }
+  Run* at(uint32_t handle) { return pages_[handle >> kPageBits].get() + (handle & (kPageRuns - 1)); }
+  const Run* at(uint32_t handle) const {
+    return pages_[handle >> kPageBits].get() + (handle & (kPageRuns - 1));
+  }
+
+ private:
+  static constexpr int kPageBits = 16;
+  static constexpr size_t kPageRuns = size_t{1} << kPageBits;
+  std::vector<std::unique_ptr<Run[]>> pages_;
+  size_t used_in_last_ = kPageRuns;
+  std::vector<uint32_t> free_[64];
+};
+
 // Byte runs per node of a segment tree, each node's kept sorted, apart and
 // not touching: the union of the chunks put there. The best fit depends only
 // on the union of the chunks live with a buffer, and chunks live at nearby
 // times union into far fewer runs (about 300 chunks into 14 on a training
 // step), so the trees below hand out merged runs instead of chunks.
+//
+// Most nodes a query reads hold nothing (60% on a training step): a bit per
+// node, small enough to stay in cache, answers those without reading the
+// node.
 class NodeRuns {
  public:
-  explicit NodeRuns(size_t nodes) : slot_(nodes, 0) {}
+  explicit NodeRuns(size_t nodes) : nodes_(nodes), held_((nodes + 63) / 64, 0) {}
 
   void Merge(size_t node, Run run) {
-    if (slot_[node] == 0) {
-      runs_.emplace_back();
-      slot_[node] = static_cast<uint32_t>(runs_.size());
+    Node& n = nodes_[node];
+    if (n.count == 0) {
+      n.size_class = 0;
+      n.block = pool_.Allocate(0);
+      *pool_.at(n.block) = run;
+      n.count = 1;
+      held_[node / 64] |= uint64_t{1} << (node % 64);
+      return;
     }
-    std::vector<Run>& runs = runs_[slot_[node] - 1];
+    Run* runs = pool_.at(n.block);
     // The first run ending at or after the new one's offset (ends are sorted
     // as the offsets are), then every run the new one overlaps or touches.
-    auto first = std::lower_bound(runs.begin(), runs.end(), run.first,
+    Run* const end = runs + n.count;
+    Run* first = std::lower_bound(runs, end, run.first,
                                   [](const Run& r, int64_t offset) { return r.second < offset; });
-    auto last = first;
-    while (last != runs.end() && last->first <= run.second) ++last;
+    Run* last = first;
+    while (last != end && last->first <= run.second) ++last;
     if (first == last) {
-      runs.insert(first, run);
+      const size_t at = static_cast<size_t>(first - runs);
+      if (n.count == (uint32_t{1} << n.size_class)) {
+        const uint32_t grown = pool_.Allocate(n.size_class + 1);
+        Run* moved = pool_.at(grown);
+        std::copy(runs, end, moved);
+        pool_.Free(n.block, n.size_class);
+        n.block = grown;
+        ++n.size_class;
+        runs = moved;
+      }
+      std::copy_backward(runs + at, runs + n.count, runs + n.count + 1);
+      runs[at] = run;
+      ++n.count;
       return;
     }
     first->first = std::min(first->first, run.first);
     first->second = std::max(std::prev(last)->second, run.second);
-    runs.erase(first + 1, last);
+    std::copy(last, end, first + 1);
+    n.count -= static_cast<uint32_t>(last - first - 1);
   }
 
   void AppendTo(size_t node, std::vector<Run>* out) const {
-    if (slot_[node] == 0) return;
-    const std::vector<Run>& runs = runs_[slot_[node] - 1];
-    out->insert(out->end(), runs.begin(), runs.end());
+    if ((held_[node / 64] >> (node % 64) & 1) == 0) return;
+    const Node& n = nodes_[node];
+    const Run* runs = pool_.at(n.block);
+    out->insert(out->end(), runs, runs + n.count);
   }
 
  private:
-  std::vector<uint32_t> slot_;  // node -> 1 + its index in runs_, 0 while it has none
-  std::vector<std::vector<Run>> runs_;
+  struct Node {
+    uint32_t block = 0;  // in pool_, once count > 0
+    uint32_t count = 0;
+    int32_t size_class = 0;  // the block holds 2^size_class runs
+  };
+  std::vector<Node> nodes_;
+  std::vector<uint64_t> held_;  // a bit per node: it holds runs
+  RunPool pool_;
 };
 
 // The chunks placed so far, for the question each placement asks: the
