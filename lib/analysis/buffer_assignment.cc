@@ -463,6 +463,20 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
+    // What the loop below asks of each candidate, gathered here in buffer
+    // order: the loop takes them by size, and following value ->
+    // instruction -> operand -> value for each missed the cache at every
+    // step on a million buffers.
+    std::vector<ValueId> fixed_value(df_->buffer_count(), kNone);  // its constant or entry parameter
+    for (BufferId b : candidates) {
+      for (ValueId v : df_->buffer_values(b)) {
+        const InstrId i = value(v).instruction;
+        if (m_.instr(i).opcode == Opcode::kConstant || IsEntryParameter(i)) {
+          fixed_value[b] = v;
+          break;
+        }
+      }
+    }
     // Tuple tables (a buffer holding a tuple, which gets an allocation of
     // its own below): a target may assign them in the order the schedule
     // defines them rather than by size (XLA:TPU's first assignment), and
@@ -482,6 +496,20 @@ class BufferAssigner {
       }
       if (earliest != std::numeric_limits<int64_t>::max()) first_position[b] = earliest;
     }
+    // The buffers of the operands of each value the buffer defines at its
+    // top level, in the order XLA tries their allocations.
+    const Csr<BufferId> operand_buffers = Csr<BufferId>::Build(df_->buffer_count(), [&](auto emit) {
+      for (BufferId b : candidates) {
+        if (fixed_value[b] != kNone || table[b]) continue;
+        for (ValueId v : df_->buffer_values(b)) {
+          if (!value(v).index.empty()) continue;
+          for (InstrId op : m_.operands(value(v).instruction)) {
+            const ValueId ov = df_->top_value(op);
+            if (ov != kNone) emit(b, df_->buffer_of(ov));
+          }
+        }
+      }
+    });
     // Tables in schedule order sort as one size, below the arrays (a TPU
     // scalar takes 512 B) and above the tables assigned last.
     auto sort_size = [&](BufferId b) -> int64_t {
@@ -521,33 +549,26 @@ class BufferAssigner {
       }
     };
     for (BufferId b : candidates) {
-      bool done = false;
-      for (ValueId v : df_->buffer_values(b)) {
+      if (const ValueId v = fixed_value[b]; v != kNone) {
         const InstrId i = value(v).instruction;
+        const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
+        Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];
         if (m_.instr(i).opcode == Opcode::kConstant) {
-          const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
-          out_->allocations_[static_cast<size_t>(a)].is_constant = true;
+          alloc.is_constant = true;
           AddBuffer(a, b, 0);
-          done = true;
-          break;
+          continue;
         }
-        if (IsEntryParameter(i)) {
-          const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
-          Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];
-          alloc.is_parameter = true;
-          alloc.parameter_number = m_.instr(i).parameter_number;
-          alloc.parameter_index = value(v).index;
-          alloc.aliased_with_output = out_->parameter_aliased(alloc.parameter_number, value(v).index);
-          AddBuffer(a, b, 0);
-          if (alloc.aliased_with_output) {
-            make_reusable(a);
-            note_buffer(a, b);
-          }
-          done = true;
-          break;
+        alloc.is_parameter = true;
+        alloc.parameter_number = m_.instr(i).parameter_number;
+        alloc.parameter_index = value(v).index;
+        alloc.aliased_with_output = out_->parameter_aliased(alloc.parameter_number, value(v).index);
+        AddBuffer(a, b, 0);
+        if (alloc.aliased_with_output) {
+          make_reusable(a);
+          note_buffer(a, b);
         }
+        continue;
       }
-      if (done) continue;
 
       if (table[b]) {
         const int64_t a = NewAllocation(buffer_size(b), buffer_color(b));
@@ -556,19 +577,14 @@ class BufferAssigner {
         continue;
       }
 
-      for (ValueId v : df_->buffer_values(b)) {
-        if (!value(v).index.empty()) continue;
-        for (InstrId op : m_.operands(value(v).instruction)) {
-          const ValueId ov = df_->top_value(op);
-          if (ov == kNone) continue;
-          const int64_t a = out_->allocation_of_buffer_[df_->buffer_of(ov)];
-          if (a >= 0 && MaybeAssignBuffer(a, b)) {
-            note_buffer(a, b);
-            done = true;
-            break;
-          }
+      bool done = false;
+      for (BufferId operand : operand_buffers.row(b)) {
+        const int64_t a = out_->allocation_of_buffer_[operand];
+        if (a >= 0 && MaybeAssignBuffer(a, b)) {
+          note_buffer(a, b);
+          done = true;
+          break;
         }
-        if (done) break;
       }
       if (done) continue;
 
