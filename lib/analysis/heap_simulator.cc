@@ -128,6 +128,38 @@ class NodeRuns {
     n.count -= static_cast<uint32_t>(last - first - 1);
   }
 
+  // Replaces the runs of `node` with the union of those of nodes `a` and
+  // `b`.
+  void SetToUnion(size_t node, size_t a, size_t b) {
+    merged_.clear();
+    AppendTo(a, &merged_);
+    const size_t from_b = merged_.size();
+    AppendTo(b, &merged_);
+    std::inplace_merge(merged_.begin(), merged_.begin() + static_cast<ptrdiff_t>(from_b),
+                       merged_.end());
+    // Coalesce runs that overlap or touch, as Merge keeps them.
+    size_t kept = 0;
+    for (size_t k = 0; k < merged_.size(); ++k) {
+      if (kept > 0 && merged_[k].first <= merged_[kept - 1].second) {
+        merged_[kept - 1].second = std::max(merged_[kept - 1].second, merged_[k].second);
+      } else {
+        merged_[kept++] = merged_[k];
+      }
+    }
+    if (kept == 0) return;  // nor did the node have any: children only gain runs
+    Node& n = nodes_[node];
+    const size_t capacity = n.count > 0 ? size_t{1} << n.size_class : 0;
+    if (kept > capacity) {
+      if (n.count > 0) pool_.Free(n.block, n.size_class);
+      n.size_class = 0;
+      while ((size_t{1} << n.size_class) < kept) ++n.size_class;
+      n.block = pool_.Allocate(n.size_class);
+    }
+    std::copy(merged_.begin(), merged_.begin() + static_cast<ptrdiff_t>(kept), pool_.at(n.block));
+    n.count = static_cast<uint32_t>(kept);
+    held_[node / 64] |= uint64_t{1} << (node % 64);
+  }
+
   void AppendTo(size_t node, std::vector<Run>* out) const {
     if ((held_[node / 64] >> (node % 64) & 1) == 0) return;
     const Node& n = nodes_[node];
@@ -144,6 +176,7 @@ class NodeRuns {
   std::vector<Node> nodes_;
   std::vector<uint64_t> held_;  // a bit per node: it holds runs
   RunPool pool_;
+  std::vector<Run> merged_;  // SetToUnion's scratch
 };
 
 // The chunks placed so far, for the question each placement asks: the
@@ -156,7 +189,8 @@ class NodeRuns {
 //    a leaf's path to the root are those live at its start;
 //  - started_, over groups of kGroup leaves: each node holds the runs of
 //    the chunks placed in its groups, so a range of starts costs O(log n)
-//    nodes, plus the few leaves at its two ends read one by one.
+//    nodes, plus the few leaves at its two ends read one by one. Nodes
+//    above the groups are brought up to date only when read.
 // A placement then reads O(log n) merged runs where scanning the chunks
 // read every one that overlaps it in time (as XLA's interval tree does):
 // quadratic when a training step keeps all of its activations live.
@@ -169,7 +203,8 @@ class PlacedChunks {
         alignment_(alignment),
         live_(2 * by_start.size()),
         group_count_((by_start.size() + kGroup - 1) / kGroup),
-        started_(2 * group_count_) {
+        started_(2 * group_count_),
+        stale_(group_count_, false) {
     std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
     });
@@ -199,9 +234,13 @@ class PlacedChunks {
       if (lo & 1) live_.Merge(lo++, chunk);
       if (hi & 1) live_.Merge(--hi, chunk);
     }
-    for (size_t node = group_count_ + leaf / kGroup; node >= 1; node /= 2) {
-      started_.Merge(node, chunk);
-    }
+    // Only the group's own node takes the run now; its ancestors are
+    // marked stale and rebuilt from their children when a query reads
+    // them. Queries read a few hundred thousand nodes where the placements
+    // would merge into 9 million (the 64x gemma3 step).
+    const size_t group_node = group_count_ + leaf / kGroup;
+    started_.Merge(group_node, chunk);
+    for (size_t node = group_node / 2; node >= 1 && !stale_[node]; node /= 2) stale_[node] = true;
   }
 
   // Appends runs whose union is that of the chunks live at some time in
@@ -221,8 +260,8 @@ class PlacedChunks {
     AppendPlaced(group_end * kGroup, limit, query, dedupe, out);
     for (group += group_count_, group_end += group_count_; group < group_end;
          group /= 2, group_end /= 2) {
-      if (group & 1) started_.AppendTo(group++, out);
-      if (group_end & 1) started_.AppendTo(--group_end, out);
+      if (group & 1) AppendStarted(group++, out);
+      if (group_end & 1) AppendStarted(--group_end, out);
     }
   }
 
@@ -231,6 +270,21 @@ class PlacedChunks {
   // Leaves per group of started_: a range of starts shorter than two groups
   // is read leaf by leaf.
   static constexpr size_t kGroup = 64;
+
+  void AppendStarted(size_t node, std::vector<Run>* out) {
+    Refresh(node);
+    started_.AppendTo(node, out);
+  }
+
+  // Brings a node of started_ up to date. A stale node's ancestors are all
+  // stale too, so marking stops at the first one already marked.
+  void Refresh(size_t node) {
+    if (node >= group_count_ || !stale_[node]) return;
+    Refresh(2 * node);
+    Refresh(2 * node + 1);
+    started_.SetToUnion(node, 2 * node, 2 * node + 1);
+    stale_[node] = false;
+  }
 
   void AppendPlaced(size_t first, size_t limit, uint32_t query, bool dedupe,
                     std::vector<Run>* out) {
@@ -253,6 +307,7 @@ class PlacedChunks {
   NodeRuns live_;
   size_t group_count_;
   NodeRuns started_;
+  std::vector<bool> stale_;  // per node of started_ above the groups
 };
 
 // Sorts (offset, end) chunks by offset (>= 0), equal offsets in any order.

@@ -421,8 +421,10 @@ TEST(HeapSimulatorTest, CrowdedStreamsMatchTheReference) {
 }
 
 // Thousands of buffers, some live for most of the stream: a long lifetime
-// spans many 64-leaf groups of starts, read from the groups' merged runs,
-// and the runs live at a start come from many levels of the tree over times.
+// spans many 64-leaf groups of starts, read from the groups' merged runs
+// (the nodes above the groups brought up to date only when read: leaving
+// out either child's refresh fails here), and the runs live at a start
+// come from many levels of the tree over times.
 TEST(HeapSimulatorTest, LongLifetimesOverManyGroupsMatchTheReference) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     std::mt19937_64 rng(seed * 104729);
