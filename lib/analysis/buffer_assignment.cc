@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/heap_simulator.h"
 #include "lib/analysis/reuse_index.h"
+#include "lib/base/allocator.h"
 #include "lib/base/bytes.h"
 #include "lib/base/metrics.h"
 #include "lib/base/sort_by_key.h"
@@ -740,12 +741,19 @@ class BufferAssigner {
   int64_t size_of_value(ValueId v) const { return buffer_size(df_->buffer_of(v)); }
 
   // ---- the temp heap -------------------------------------------------------------
+  static constexpr size_t kReleaseAfterValues = size_t{1} << 20;
+
   void AssignHeap() {
     std::vector<int64_t> colors;
     for (BufferId b : deferred_) colors.push_back(buffer_color(b));
     std::sort(colors.begin(), colors.end());
     colors.erase(std::unique(colors.begin(), colors.end()), colors.end());
     for (int64_t color : colors) AssignHeapForColor(color);
+    // The layouts freed hundreds of MB on a module of a million values,
+    // kept by the C library for reuse in the heaps that freed them (a
+    // worker's among them), while the profile's large tables are mapped
+    // afresh: given back, the peak is lower.
+    if (df_->values().size() >= kReleaseAfterValues) ReleaseFreedMemory();
   }
 
   void AssignHeapForColor(int64_t color) {
@@ -760,10 +768,8 @@ class BufferAssigner {
         in_heap[v] = true;
       }
     }
-    std::sort(values.begin(), values.end(), [&](ValueId a, ValueId b) {
-      return std::make_tuple(range(a).start, range(a).end, a) <
-             std::make_tuple(range(b).start, range(b).end, b);
-    });
+    SortByKey(values.begin(), values.end(),
+              [&](ValueId v) { return std::make_pair(range(v).start, range(v).end); });
     std::vector<int64_t> end(df_->values().size(), -1);
     for (ValueId v : values) end[v] = range(v).end;
     // The values a conditional's branches return hold their buffer until
@@ -801,6 +807,7 @@ class BufferAssigner {
     std::vector<bool> freed(df_->values().size(), false);
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
     std::vector<HeapEvent> events;
+    events.reserve(2 * values.size());  // a value starts and ends once
     auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
     const std::vector<Placement> placements = SlicedPrefetchPlacements(values, in_heap);
 
@@ -885,11 +892,11 @@ class BufferAssigner {
     }
     const uint32_t id_count = static_cast<uint32_t>(values.size());
     const std::optional<target::HeapBudget> budget = target_.heap_budget(color);
+    const int64_t live_bytes_peak = LiveBytesPeak(events, id_count);
     HeapResult heap =
-        BestHeap(events, id_count, target_.Alignment(color),
+        BestHeap(std::move(events), id_count, target_.Alignment(color),
                  tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color), budget);
-    const int64_t live_peak =
-        target_.PeakCountsValues(color) ? ValuesPeak(values) : LiveBytesPeak(events, id_count);
+    const int64_t live_peak = target_.PeakCountsValues(color) ? ValuesPeak(values) : live_bytes_peak;
     heap_peak_ = std::max(heap_peak_, live_peak);
     // Memory-space assignment put every one of these buffers in the colour
     // under its budget (it leaves out what does not fit, and the HLO says
@@ -902,7 +909,7 @@ class BufferAssigner {
       if (floor <= budget->bytes) heap.heap_size = floor;
     }
     out_->stats_.heap_bytes += heap.heap_size;
-    out_->stats_.heap_lower_bound += LiveBytesPeak(events, id_count);
+    out_->stats_.heap_lower_bound += live_bytes_peak;
 
     const int64_t a = NewAllocation(heap.heap_size, color);
     Allocation& alloc = out_->allocations_[static_cast<size_t>(a)];

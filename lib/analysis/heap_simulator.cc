@@ -8,7 +8,6 @@
 #include <tuple>
 #include <utility>
 
-#include "lib/base/allocator.h"
 #include "lib/base/bytes.h"
 #include "lib/base/csr.h"
 #include "lib/base/parallel.h"
@@ -18,9 +17,6 @@ namespace hlomem::analysis {
 namespace {
 
 constexpr uint32_t kNoBuffer = 0xffffffffu;
-// A heap of this many events (40 MB of them) frees far more than a next
-// module would reuse.
-constexpr size_t kReleaseAfterEvents = size_t{1} << 20;
 // Events are most of a big module's heap input; the schedule step rode in
 // padding (see HeapEvent::step).
 static_assert(sizeof(HeapEvent) <= 40);
@@ -676,16 +672,20 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
   return LayOut(p, SortedRoots(p, order), alignment);
 }
 
-HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
+HeapResult BestHeap(std::vector<HeapEvent> events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders, std::optional<target::HeapBudget> budget) {
+  const bool msa = orders == target::HeapOrders::kMemorySpaceAssignment;
+  const PreparedHeap p = Prepare(events, id_count, /*with_steps=*/msa);
+  // The layouts read only `p`; on a module of a million values the events
+  // are 80 MB of the peak.
+  events = {};
   if (orders == target::HeapOrders::kTemporalOnly) {
-    return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
+    return LayOut(p, SortedRoots(p, HeapOrder::kTemporal), alignment);
   }
   if (orders == target::HeapOrders::kAllocationOnly) {
-    return GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kAllocation);
+    return LayOut(p, SortedRoots(p, HeapOrder::kAllocation), alignment);
   }
-  if (orders == target::HeapOrders::kMemorySpaceAssignment) {
-    const PreparedHeap p = Prepare(events, id_count, /*with_steps=*/true);
+  if (msa) {
     constexpr HeapOrder kOrders[] = {HeapOrder::kScheduleSpatial, HeapOrder::kScheduleExtent,
                                      HeapOrder::kTemporal, HeapOrder::kAllocation};
     // The orders are independent: laid out side by side, one per core; the
@@ -715,15 +715,9 @@ HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int
   }
   // The two orders are independent; lay them out side by side.
   HeapResult temporal;
-  std::thread worker([&] {
-    temporal = GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kTemporal);
-  });
-  HeapResult spatial =
-      GlobalDecreasingSizeBestFit(events, id_count, alignment, HeapOrder::kSpatial);
+  std::thread worker([&] { temporal = LayOut(p, SortedRoots(p, HeapOrder::kTemporal), alignment); });
+  HeapResult spatial = LayOut(p, SortedRoots(p, HeapOrder::kSpatial), alignment);
   worker.join();
-  // The worker's arena keeps what its layout freed (tens of MB of trees on
-  // a big module), where this thread cannot reuse it.
-  if (events.size() >= kReleaseAfterEvents) ReleaseFreedMemory();
   return temporal.heap_size < spatial.heap_size ? std::move(temporal) : std::move(spatial);
 }
 

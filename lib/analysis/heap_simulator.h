@@ -76,7 +76,10 @@ HeapResult GlobalDecreasingSizeBestFit(const std::vector<HeapEvent>& events,
 // it, each order is laid out again as memory-space assignment does under
 // its budget, repacking when a buffer does not fit, and the smallest of
 // those replaces the first result if it is smaller.
-HeapResult BestHeap(const std::vector<HeapEvent>& events, uint32_t id_count, int64_t alignment,
+//
+// Takes the events to free them once read (move them in where they are not
+// needed after).
+HeapResult BestHeap(std::vector<HeapEvent> events, uint32_t id_count, int64_t alignment,
                     target::HeapOrders orders = target::HeapOrders::kSmallerOfBoth,
                     std::optional<target::HeapBudget> budget = std::nullopt);
 

@@ -83,6 +83,7 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     in_timeline[a] = space.is_main || space.is_host;
   }
   std::vector<Occupancy> occupancies;
+  occupancies.reserve(df.values().size());  // at most one per value; doubling held two copies
   for (size_t k = 0; k < profile.buffers.size(); ++k) {
     const BufferRecord& r = profile.buffers[k];
     if (r.kind == BufferKind::kThreadLocal || r.start < 0) continue;

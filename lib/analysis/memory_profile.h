@@ -22,19 +22,22 @@ enum class BufferKind : uint8_t {
 };
 absl::string_view BufferKindName(BufferKind kind);  // "parameter", "output", ...
 
+// Fields ordered largest first: a million of these make a large module's
+// profile, and the order without padding saves 16 bytes each.
 struct BufferRecord {
-  BufferId buffer = 0;
-  InstrId instruction = hlo::kNoId;  // defining instruction of its largest value
   ShapeIndex index;
-  ShapeId shape = 0;
   int64_t bytes = 0;
-  BufferKind kind = BufferKind::kTemp;
   int64_t allocation = -1;
   int64_t offset = -1;
   int64_t start = -1;  // first step live (inclusive), -1 when never scheduled
   int64_t end = -1;    // last step live (inclusive)
+  BufferId buffer = 0;
+  InstrId instruction = hlo::kNoId;  // defining instruction of its largest value
+  ShapeId shape = 0;
+  BufferKind kind = BufferKind::kTemp;
   bool is_tuple_table = false;
 };
+static_assert(sizeof(BufferRecord) <= 80);
 
 struct MemoryProfile {
   std::vector<BufferRecord> buffers;  // every buffer with an allocation
