@@ -39,7 +39,7 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // `merge_touching`. `kept` is the one run a tree leaf keeps ([kept_x,
 // kept_y], kMax when none): it stays true, as merging only grows runs, and
 // the merged run replaces it when longer. True when `kept` changed.
-bool MergeRun(std::map<int64_t, int64_t>* runs, int64_t x, int64_t y, bool merge_touching,
+bool MergeRun(absl::btree_map<int64_t, int64_t>* runs, int64_t x, int64_t y, bool merge_touching,
               int64_t* kept_x, int64_t* kept_y) {
   auto it = runs->upper_bound(x);
   if (it != runs->begin()) {
@@ -105,7 +105,7 @@ int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64
   if (hi - lo == 1) {
     // At a leaf, check every merged run, not only the longest.
     if (start < end) {
-      const std::map<int64_t, int64_t>& runs = runs_[lo];
+      const absl::btree_map<int64_t, int64_t>& runs = runs_[lo];
       auto it = runs.lower_bound(end);  // runs starting before `end` precede it
       if (it != runs.begin() && std::prev(it)->second > start) {
         // This run will likely rule the allocation out for the next
@@ -116,7 +116,7 @@ int64_t ReuseIndex::Find(size_t node, size_t lo, size_t hi, size_t before, int64
         return -1;
       }
     } else if (start == end) {
-      const std::map<int64_t, int64_t>& interior = interiors_[lo];
+      const absl::btree_map<int64_t, int64_t>& interior = interiors_[lo];
       auto it = interior.lower_bound(start);  // open runs starting before `start` precede it
       if (it != interior.begin() && std::prev(it)->second > start) {
         n.max_interior_x = std::prev(it)->first;

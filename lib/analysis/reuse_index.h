@@ -23,8 +23,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <vector>
+
+#include "absl/container/btree_map.h"
 
 namespace hlomem::analysis {
 
@@ -77,10 +78,10 @@ class ReuseIndex {
   size_t leaves_ = 0;
   size_t count_ = 0;
   // Per allocation: its merged live ranges, start -> end.
-  std::vector<std::map<int64_t, int64_t>> runs_;
+  std::vector<absl::btree_map<int64_t, int64_t>> runs_;
   // Per allocation: the union of its ranges' interiors, open runs (x, y)
   // kept as x -> y, merged only where they overlap by a positive length.
-  std::vector<std::map<int64_t, int64_t>> interiors_;
+  std::vector<absl::btree_map<int64_t, int64_t>> interiors_;
   std::vector<Node> nodes_;  // 1-based heap order; leaves from leaves_ on
 };
 
