@@ -34,6 +34,47 @@ struct Interval {
 
 using Run = std::pair<int64_t, int64_t>;  // [offset, end) of the heap
 
+// The union of runs added as sorted lists (a tree node's) and one at a
+// time, kept sorted and coalesced as it grows: the lists a placement reads
+// hold about 75 runs whose union is about 14, so merging each list into
+// the union costs less than sorting them all.
+class RunUnion {
+ public:
+  void Clear() {
+    runs_.clear();
+    singles_.clear();
+  }
+  // [first, last): sorted by offset, overlapping or not.
+  void AddSorted(const Run* first, const Run* last) {
+    merged_.clear();
+    auto from_runs = runs_.cbegin();
+    while (from_runs != runs_.cend() || first != last) {
+      const bool take_list = from_runs == runs_.cend() || (first != last && first->first < from_runs->first);
+      const Run next = take_list ? *first++ : *from_runs++;
+      if (!merged_.empty() && next.first <= merged_.back().second) {
+        merged_.back().second = std::max(merged_.back().second, next.second);
+      } else {
+        merged_.push_back(next);
+      }
+    }
+    runs_.swap(merged_);
+  }
+  void AddOne(Run run) { singles_.push_back(run); }
+  // The union, sorted by offset, runs apart and not touching.
+  const std::vector<Run>& Finish() {
+    if (!singles_.empty()) {
+      std::sort(singles_.begin(), singles_.end(),
+                [](const Run& a, const Run& b) { return a.first < b.first; });
+      AddSorted(singles_.data(), singles_.data() + singles_.size());
+      singles_.clear();
+    }
+    return runs_;
+  }
+
+ private:
+  std::vector<Run> runs_, merged_, singles_;
+};
+
 // Blocks of 2^k runs carved from 1 MiB pages, each named by a 32-bit
 // handle (page << 16 | index), freed blocks kept per size for reuse. The
 // trees below hold a block per node: one allocation each from the C
@@ -127,40 +168,29 @@ class NodeRuns {
   // Replaces the runs of `node` with the union of those of nodes `a` and
   // `b`.
   void SetToUnion(size_t node, size_t a, size_t b) {
-    merged_.clear();
-    AppendTo(a, &merged_);
-    const size_t from_b = merged_.size();
-    AppendTo(b, &merged_);
-    std::inplace_merge(merged_.begin(), merged_.begin() + static_cast<ptrdiff_t>(from_b),
-                       merged_.end());
-    // Coalesce runs that overlap or touch, as Merge keeps them.
-    size_t kept = 0;
-    for (size_t k = 0; k < merged_.size(); ++k) {
-      if (kept > 0 && merged_[k].first <= merged_[kept - 1].second) {
-        merged_[kept - 1].second = std::max(merged_[kept - 1].second, merged_[k].second);
-      } else {
-        merged_[kept++] = merged_[k];
-      }
-    }
-    if (kept == 0) return;  // nor did the node have any: children only gain runs
+    union_.Clear();
+    AddTo(a, &union_);
+    AddTo(b, &union_);
+    const std::vector<Run>& runs = union_.Finish();
+    if (runs.empty()) return;  // nor did the node have any: children only gain runs
     Node& n = nodes_[node];
     const size_t capacity = n.count > 0 ? size_t{1} << n.size_class : 0;
-    if (kept > capacity) {
+    if (runs.size() > capacity) {
       if (n.count > 0) pool_.Free(n.block, n.size_class);
       n.size_class = 0;
-      while ((size_t{1} << n.size_class) < kept) ++n.size_class;
+      while ((size_t{1} << n.size_class) < runs.size()) ++n.size_class;
       n.block = pool_.Allocate(n.size_class);
     }
-    std::copy(merged_.begin(), merged_.begin() + static_cast<ptrdiff_t>(kept), pool_.at(n.block));
-    n.count = static_cast<uint32_t>(kept);
+    std::copy(runs.begin(), runs.end(), pool_.at(n.block));
+    n.count = static_cast<uint32_t>(runs.size());
     held_[node / 64] |= uint64_t{1} << (node % 64);
   }
 
-  void AppendTo(size_t node, std::vector<Run>* out) const {
+  void AddTo(size_t node, RunUnion* out) const {
     if ((held_[node / 64] >> (node % 64) & 1) == 0) return;
     const Node& n = nodes_[node];
     const Run* runs = pool_.at(n.block);
-    out->insert(out->end(), runs, runs + n.count);
+    out->AddSorted(runs, runs + n.count);
   }
 
  private:
@@ -172,7 +202,7 @@ class NodeRuns {
   std::vector<Node> nodes_;
   std::vector<uint64_t> held_;  // a bit per node: it holds runs
   RunPool pool_;
-  std::vector<Run> merged_;  // SetToUnion's scratch
+  RunUnion union_;  // SetToUnion's scratch
 };
 
 // The chunks placed so far, for the question each placement asks: the
@@ -239,25 +269,25 @@ class PlacedChunks {
     for (size_t node = group_node / 2; node >= 1 && !stale_[node]; node /= 2) stale_[node] = true;
   }
 
-  // Appends runs whose union is that of the chunks live at some time in
-  // the lifetime of `id`, a buffer not placed yet. With `dedupe`, a chunk
-  // read one by one under the same `query` (> 0, new per placement) is not
-  // read again: a group's members can overlap the same chunk.
-  void AppendLive(uint32_t id, uint32_t query, bool dedupe, std::vector<Run>* out) {
+  // Adds to `out` the chunks live at some time in the lifetime of `id`, a
+  // buffer not placed yet. With `dedupe`, a chunk read one by one under the
+  // same `query` (> 0, new per placement) is not read again: a group's
+  // members can overlap the same chunk.
+  void AddLive(uint32_t id, uint32_t query, bool dedupe, RunUnion* out) {
     const size_t first = leaf_of_[id];
-    for (size_t node = first + chunk_.size(); node >= 1; node /= 2) live_.AppendTo(node, out);
+    for (size_t node = first + chunk_.size(); node >= 1; node /= 2) live_.AddTo(node, out);
     const size_t limit = starting_by_end_[first];
     size_t group = (first + kGroup - 1) / kGroup, group_end = limit / kGroup;
     if (group >= group_end) {
-      AppendPlaced(first, limit, query, dedupe, out);
+      AddPlaced(first, limit, query, dedupe, out);
       return;
     }
-    AppendPlaced(first, group * kGroup, query, dedupe, out);
-    AppendPlaced(group_end * kGroup, limit, query, dedupe, out);
+    AddPlaced(first, group * kGroup, query, dedupe, out);
+    AddPlaced(group_end * kGroup, limit, query, dedupe, out);
     for (group += group_count_, group_end += group_count_; group < group_end;
          group /= 2, group_end /= 2) {
-      if (group & 1) AppendStarted(group++, out);
-      if (group_end & 1) AppendStarted(--group_end, out);
+      if (group & 1) AddStarted(group++, out);
+      if (group_end & 1) AddStarted(--group_end, out);
     }
   }
 
@@ -267,9 +297,9 @@ class PlacedChunks {
   // is read leaf by leaf.
   static constexpr size_t kGroup = 64;
 
-  void AppendStarted(size_t node, std::vector<Run>* out) {
+  void AddStarted(size_t node, RunUnion* out) {
     Refresh(node);
-    started_.AppendTo(node, out);
+    started_.AddTo(node, out);
   }
 
   // Brings a node of started_ up to date. A stale node's ancestors are all
@@ -282,15 +312,14 @@ class PlacedChunks {
     stale_[node] = false;
   }
 
-  void AppendPlaced(size_t first, size_t limit, uint32_t query, bool dedupe,
-                    std::vector<Run>* out) {
+  void AddPlaced(size_t first, size_t limit, uint32_t query, bool dedupe, RunUnion* out) {
     for (size_t leaf = first; leaf < limit; ++leaf) {
       if (chunk_[leaf] == kUnplaced) continue;
       if (dedupe) {
         if (stamp_[leaf] == query) continue;
         stamp_[leaf] = query;
       }
-      out->push_back(chunk_[leaf]);
+      out->AddOne(chunk_[leaf]);
     }
   }
 
@@ -335,23 +364,18 @@ void SortByOffset(std::vector<std::pair<int64_t, int64_t>>* chunks,
   }
 }
 
-// The best fit among the free space left by `used` chunks: the smallest
-// gap that holds `size` bytes, the lowest such gap on ties, else the space
-// above every chunk. Chunk ends are already aligned, so every gap starts
-// aligned. This equals subtracting the chunks one by one from a free list
-// and keeping only pieces that can still hold the buffer, in any order:
-// a gap that fits survives every subtraction.
-//
-// Sorting the chunks is most of a big module's heap time; only the offsets
-// need ordering (chunks at one offset can come in any order: after the
-// first, their gaps are negative), so a few-pass radix sort on the offset
-// does it.
-int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
-                std::vector<std::pair<int64_t, int64_t>>* scratch) {
-  SortByOffset(used, scratch);
+// The best fit among the free space left by `used` chunks, sorted by
+// offset: the smallest gap that holds `size` bytes, the lowest such gap on
+// ties, else the space above every chunk. Chunk ends are already aligned,
+// so every gap starts aligned. This equals subtracting the chunks one by
+// one from a free list and keeping only pieces that can still hold the
+// buffer, in any order: a gap that fits survives every subtraction. Chunks
+// at one offset can come in any order (after the first, their gaps are
+// negative), and a union of the chunks gives the same gaps.
+int64_t BestFitSorted(const std::vector<Run>& used, int64_t size) {
   int64_t free_from = 0;
   int64_t best_offset = -1, best_size = std::numeric_limits<int64_t>::max();
-  for (const auto& [offset, end] : *used) {
+  for (const auto& [offset, end] : used) {
     const int64_t gap = offset - free_from;
     if (gap >= size && gap < best_size) {
       best_size = gap;
@@ -360,6 +384,13 @@ int64_t BestFit(std::vector<std::pair<int64_t, int64_t>>* used, int64_t size,
     free_from = std::max(free_from, end);
   }
   return best_offset >= 0 ? best_offset : free_from;
+}
+
+// The same over chunks in any order, sorted first (a few-pass radix sort
+// on the offset: only the offsets need ordering).
+int64_t BestFit(std::vector<Run>* used, int64_t size, std::vector<Run>* scratch) {
+  SortByOffset(used, scratch);
+  return BestFitSorted(*used, size);
 }
 
 // Places each root's group, in `roots` order, at the best fit among the
@@ -391,7 +422,8 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
     result->offsets[g] = offset;
     result->heap_size = std::max(result->heap_size, offset + intervals[g].size);
   };
-  std::vector<Run> used, scratch, live;
+  std::vector<Run> used, scratch;
+  RunUnion live;
   uint32_t query = 0;
   // Whether the group placed at `x` (+ each member's distance) fits; only
   // asked under a budget.
@@ -414,13 +446,13 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
       // X = Y - lowest, Y >= 0 keeps every member at or above 0.
       used.clear();
       for (uint32_t g : group) {
-        live.clear();
-        placed.AppendLive(g, 0, false, &live);
+        live.Clear();
+        placed.AddLive(g, 0, false, &live);
         const int64_t d = from_root[g] + (-lowest);
         const int64_t size = RoundUpTo(intervals[g].size, alignment);
         // Runs rather than chunks change nothing here: chunks that overlap
         // or touch still do after the shift (size >= alignment).
-        for (const auto& [offset, end] : live) {
+        for (const auto& [offset, end] : live.Finish()) {
           const int64_t from = std::max<int64_t>(0, offset - d - size + alignment);
           const int64_t to = end - d;
           if (to > from) used.push_back({from, to});
@@ -432,13 +464,13 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
       continue;
     }
     int64_t max_size = 0;
-    used.clear();
+    live.Clear();
     ++query;
     for (uint32_t g : group) {
       max_size = std::max(max_size, intervals[g].size);
-      placed.AppendLive(g, query, group.size() > 1, &used);
+      placed.AddLive(g, query, group.size() > 1, &live);
     }
-    const int64_t offset = BestFit(&used, max_size, &scratch);
+    const int64_t offset = BestFitSorted(live.Finish(), max_size);
     if (over_budget(k, group, offset)) return k;
     for (uint32_t g : group) place(g, offset);
   }
