@@ -40,12 +40,13 @@ using Run = std::pair<int64_t, int64_t>;  // [offset, end) of the heap
 // the union costs less than sorting them all.
 class RunUnion {
  public:
-  void Clear() {
-    runs_.clear();
-    singles_.clear();
-  }
+  void Clear() { runs_.clear(); }
   // [first, last): sorted by offset, overlapping or not.
   void AddSorted(const Run* first, const Run* last) {
+    if (last - first == 1) {  // most tree nodes hold one run
+      Insert(*first);
+      return;
+    }
     merged_.clear();
     auto from_runs = runs_.cbegin();
     while (from_runs != runs_.cend() || first != last) {
@@ -59,20 +60,28 @@ class RunUnion {
     }
     runs_.swap(merged_);
   }
-  void AddOne(Run run) { singles_.push_back(run); }
+  void AddOne(Run run) { Insert(run); }
   // The union, sorted by offset, runs apart and not touching.
-  const std::vector<Run>& Finish() {
-    if (!singles_.empty()) {
-      std::sort(singles_.begin(), singles_.end(),
-                [](const Run& a, const Run& b) { return a.first < b.first; });
-      AddSorted(singles_.data(), singles_.data() + singles_.size());
-      singles_.clear();
-    }
-    return runs_;
-  }
+  const std::vector<Run>& runs() const { return runs_; }
 
  private:
-  std::vector<Run> runs_, merged_, singles_;
+  // Merges one run in place: with the runs it overlaps or touches, else
+  // inserted where its offset sorts.
+  void Insert(Run run) {
+    auto first = std::lower_bound(runs_.begin(), runs_.end(), run.first,
+                                  [](const Run& r, int64_t offset) { return r.second < offset; });
+    auto last = first;
+    while (last != runs_.end() && last->first <= run.second) ++last;
+    if (first == last) {
+      runs_.insert(first, run);
+      return;
+    }
+    first->first = std::min(first->first, run.first);
+    first->second = std::max(std::prev(last)->second, run.second);
+    runs_.erase(first + 1, last);
+  }
+
+  std::vector<Run> runs_, merged_;
 };
 
 // Blocks of 2^k runs carved from 1 MiB pages, each named by a 32-bit
@@ -171,7 +180,7 @@ class NodeRuns {
     union_.Clear();
     AddTo(a, &union_);
     AddTo(b, &union_);
-    const std::vector<Run>& runs = union_.Finish();
+    const std::vector<Run>& runs = union_.runs();
     if (runs.empty()) return;  // nor did the node have any: children only gain runs
     Node& n = nodes_[node];
     const size_t capacity = n.count > 0 ? size_t{1} << n.size_class : 0;
@@ -452,7 +461,7 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
         const int64_t size = RoundUpTo(intervals[g].size, alignment);
         // Runs rather than chunks change nothing here: chunks that overlap
         // or touch still do after the shift (size >= alignment).
-        for (const auto& [offset, end] : live.Finish()) {
+        for (const auto& [offset, end] : live.runs()) {
           const int64_t from = std::max<int64_t>(0, offset - d - size + alignment);
           const int64_t to = end - d;
           if (to > from) used.push_back({from, to});
@@ -470,7 +479,7 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
       max_size = std::max(max_size, intervals[g].size);
       placed.AddLive(g, query, group.size() > 1, &live);
     }
-    const int64_t offset = BestFitSorted(live.Finish(), max_size);
+    const int64_t offset = BestFitSorted(live.runs(), max_size);
     if (over_budget(k, group, offset)) return k;
     for (uint32_t g : group) place(g, offset);
   }
