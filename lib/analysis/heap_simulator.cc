@@ -240,9 +240,7 @@ class PlacedChunks {
         group_count_((by_start.size() + kGroup - 1) / kGroup),
         started_(2 * group_count_),
         stale_(group_count_, false) {
-    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
-      return std::make_pair(intervals[a].start, a) < std::make_pair(intervals[b].start, b);
-    });
+    SortByKey(by_start.begin(), by_start.end(), [&](uint32_t id) { return intervals[id].start; });
     leaf_of_.assign(intervals.size(), 0);
     std::vector<int64_t> starts;  // leaf -> start time
     starts.reserve(by_start.size());
