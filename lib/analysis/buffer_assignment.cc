@@ -468,7 +468,8 @@ class BufferAssigner {
     // order: the loop takes them by size, and following value ->
     // instruction -> operand -> value for each missed the cache at every
     // step on a million buffers.
-    std::vector<ValueId> fixed_value(df_->buffer_count(), kNone);  // its constant or entry parameter
+    // Its constant or entry-parameter value, if any.
+    std::vector<ValueId> fixed_value(df_->buffer_count(), kNone);
     for (BufferId b : candidates) {
       for (ValueId v : df_->buffer_values(b)) {
         const InstrId i = value(v).instruction;
@@ -896,7 +897,8 @@ class BufferAssigner {
     HeapResult heap =
         BestHeap(std::move(events), id_count, target_.Alignment(color),
                  tight_ ? target_.tight_heap_orders(color) : target_.heap_orders(color), budget);
-    const int64_t live_peak = target_.PeakCountsValues(color) ? ValuesPeak(values) : live_bytes_peak;
+    const int64_t live_peak =
+        target_.PeakCountsValues(color) ? ValuesPeak(values) : live_bytes_peak;
     heap_peak_ = std::max(heap_peak_, live_peak);
     // Memory-space assignment put every one of these buffers in the colour
     // under its budget (it leaves out what does not fit, and the HLO says

@@ -34,6 +34,26 @@ struct Interval {
 
 using Run = std::pair<int64_t, int64_t>;  // [offset, end) of the heap
 
+// Among runs sorted by offset, apart and not touching, [begin, end): the
+// ones `run` overlaps or touches, as [first, last) (empty where it would
+// go). Ends sort as the offsets do.
+template <typename It>
+std::pair<It, It> RunsTouching(It begin, It end, Run run) {
+  It first = std::lower_bound(begin, end, run.first,
+                              [](const Run& r, int64_t offset) { return r.second < offset; });
+  It last = first;
+  while (last != end && last->first <= run.second) ++last;
+  return {first, last};
+}
+
+// Widens *first, of the non-empty [first, last) RunsTouching found, to
+// cover all of them and `run`; the caller drops (first, last).
+template <typename It>
+void CoverWithFirst(It first, It last, Run run) {
+  first->first = std::min(first->first, run.first);
+  first->second = std::max(std::prev(last)->second, run.second);
+}
+
 // The union of runs added as sorted lists (a tree node's) and one at a
 // time, kept sorted and coalesced as it grows: the lists a placement reads
 // hold about 75 runs whose union is about 14, so merging each list into
@@ -50,7 +70,8 @@ class RunUnion {
     merged_.clear();
     auto from_runs = runs_.cbegin();
     while (from_runs != runs_.cend() || first != last) {
-      const bool take_list = from_runs == runs_.cend() || (first != last && first->first < from_runs->first);
+      const bool take_list =
+          from_runs == runs_.cend() || (first != last && first->first < from_runs->first);
       const Run next = take_list ? *first++ : *from_runs++;
       if (!merged_.empty() && next.first <= merged_.back().second) {
         merged_.back().second = std::max(merged_.back().second, next.second);
@@ -68,16 +89,12 @@ class RunUnion {
   // Merges one run in place: with the runs it overlaps or touches, else
   // inserted where its offset sorts.
   void Insert(Run run) {
-    auto first = std::lower_bound(runs_.begin(), runs_.end(), run.first,
-                                  [](const Run& r, int64_t offset) { return r.second < offset; });
-    auto last = first;
-    while (last != runs_.end() && last->first <= run.second) ++last;
+    const auto [first, last] = RunsTouching(runs_.begin(), runs_.end(), run);
     if (first == last) {
       runs_.insert(first, run);
       return;
     }
-    first->first = std::min(first->first, run.first);
-    first->second = std::max(std::prev(last)->second, run.second);
+    CoverWithFirst(first, last, run);
     runs_.erase(first + 1, last);
   }
 
@@ -108,8 +125,7 @@ class RunPool {
     return handle;
   }
   void Free(uint32_t handle, int size_class) { free_[size_class].push_back(handle); }
-  Run* at(uint32_t handle) { return pages_[handle >> kPageBits].get() + (handle & (kPageRuns - 1)); }
-  const Run* at(uint32_t handle) const {
+  Run* at(uint32_t handle) const {
     return pages_[handle >> kPageBits].get() + (handle & (kPageRuns - 1));
   }
 
@@ -145,13 +161,8 @@ class NodeRuns {
       return;
     }
     Run* runs = pool_.at(n.block);
-    // The first run ending at or after the new one's offset (ends are sorted
-    // as the offsets are), then every run the new one overlaps or touches.
     Run* const end = runs + n.count;
-    Run* first = std::lower_bound(runs, end, run.first,
-                                  [](const Run& r, int64_t offset) { return r.second < offset; });
-    Run* last = first;
-    while (last != end && last->first <= run.second) ++last;
+    const auto [first, last] = RunsTouching(runs, end, run);
     if (first == last) {
       const size_t at = static_cast<size_t>(first - runs);
       if (n.count == (uint32_t{1} << n.size_class)) {
@@ -168,8 +179,7 @@ class NodeRuns {
       ++n.count;
       return;
     }
-    first->first = std::min(first->first, run.first);
-    first->second = std::max(std::prev(last)->second, run.second);
+    CoverWithFirst(first, last, run);
     std::copy(last, end, first + 1);
     n.count -= static_cast<uint32_t>(last - first - 1);
   }
@@ -623,7 +633,8 @@ std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
   // alike there), the roots of the first group come before the others.
   auto rest = roots.begin();
   if (order != HeapOrder::kRepack) {
-    rest = std::partition(roots.begin(), roots.end(), [&](uint32_t r) { return intervals[r].first; });
+    rest = std::partition(roots.begin(), roots.end(),
+                          [&](uint32_t r) { return intervals[r].first; });
   }
   auto key = [&](uint32_t r) -> std::tuple<int64_t, int64_t, int64_t> {
     const Interval& x = intervals[r];
@@ -754,7 +765,8 @@ HeapResult BestHeap(std::vector<HeapEvent> events, uint32_t id_count, int64_t al
   }
   // The two orders are independent; lay them out side by side.
   HeapResult temporal;
-  std::thread worker([&] { temporal = LayOut(p, SortedRoots(p, HeapOrder::kTemporal), alignment); });
+  std::thread worker(
+      [&] { temporal = LayOut(p, SortedRoots(p, HeapOrder::kTemporal), alignment); });
   HeapResult spatial = LayOut(p, SortedRoots(p, HeapOrder::kSpatial), alignment);
   worker.join();
   return temporal.heap_size < spatial.heap_size ? std::move(temporal) : std::move(spatial);
