@@ -73,19 +73,23 @@ void ReuseIndex::AddLiveRange(size_t position, int64_t start, int64_t end) {
   if (changed) Update(position);
 }
 
-void ReuseIndex::Combine(size_t node) {
+bool ReuseIndex::Combine(size_t node) {
   const Node& l = nodes_[2 * node];
   const Node& r = nodes_[2 * node + 1];
+  const Node combined{std::max(l.max_size, r.max_size), std::max(l.max_x, r.max_x),
+                      std::min(l.min_y, r.min_y),
+                      std::max(l.max_interior_x, r.max_interior_x),
+                      std::min(l.min_interior_y, r.min_interior_y)};
   Node& n = nodes_[node];
-  n.max_size = std::max(l.max_size, r.max_size);
-  n.max_x = std::max(l.max_x, r.max_x);
-  n.min_y = std::min(l.min_y, r.min_y);
-  n.max_interior_x = std::max(l.max_interior_x, r.max_interior_x);
-  n.min_interior_y = std::min(l.min_interior_y, r.min_interior_y);
+  if (n == combined) return false;
+  n = combined;
+  return true;
 }
 
 void ReuseIndex::Update(size_t position) {
-  for (size_t node = (leaves_ + position) / 2; node >= 1; node /= 2) Combine(node);
+  // A node that comes out the same leaves its ancestors as they are.
+  for (size_t node = (leaves_ + position) / 2; node >= 1 && Combine(node); node /= 2) {
+  }
 }
 
 int64_t ReuseIndex::FindLast(size_t before, int64_t size, int64_t start, int64_t end) {

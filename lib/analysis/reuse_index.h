@@ -66,11 +66,16 @@ class ReuseIndex {
     // one-point ranges: every allocation below is busy at s when x < s < y.
     int64_t max_interior_x = kMax;
     int64_t min_interior_y = kMin;
+    bool operator==(const Node& o) const {
+      return max_size == o.max_size && max_x == o.max_x && min_y == o.min_y &&
+             max_interior_x == o.max_interior_x && min_interior_y == o.min_interior_y;
+    }
   };
 
   void Grow();
   void Update(size_t position);
-  void Combine(size_t node);
+  // Recomputes a node from its children; false when it did not change.
+  bool Combine(size_t node);
   int64_t Find(size_t node, size_t lo, size_t hi, size_t before, int64_t size, int64_t start,
                int64_t end);
 
