@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -172,10 +173,13 @@ bool IsYnnFusion(const hlo::Module& module, InstrId instruction) {
 
 std::vector<std::string> InstructionNames(const hlo::Module& module,
                                           const std::vector<InstrId>& ids) {
+  // First occurrences in order; a finding can name tens of thousands (a
+  // search of the list for each was quadratic).
   std::vector<std::string> names;
+  absl::flat_hash_set<absl::string_view> seen;
   for (InstrId i : ids) {
-    std::string name(module.instr(i).name);
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    const absl::string_view name = module.instr(i).name;
+    if (seen.insert(name).second) names.emplace_back(name);
   }
   return names;
 }

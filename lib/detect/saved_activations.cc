@@ -340,24 +340,62 @@ void DetectSavedActivations(const DetectorInput& input, int64_t min_bytes,
   // whose group repeats a multiple of c times hold half the repeated bytes.
   std::map<int64_t, int64_t> saved_count;  // key -> values
   for (const Saved& s : saved) ++saved_count[s.key];
+  std::vector<int64_t> count_of_saved;  // saved_count of each one's key
+  count_of_saved.reserve(saved.size());
   int64_t repeated_bytes = 0;
   for (const Saved& s : saved) {
-    if (saved_count[s.key] >= 2) repeated_bytes += df.value(s.value).size;
+    count_of_saved.push_back(saved_count[s.key]);
+    if (count_of_saved.back() >= 2) repeated_bytes += df.value(s.value).size;
   }
   int64_t layers = 1;
+  std::map<int64_t, int64_t> covered_by;  // count -> bytes of the saved it divides
   for (const auto& [key, count] : saved_count) {
     if (count <= layers) continue;
-    int64_t covered = 0;
-    for (const Saved& s : saved) {
-      if (saved_count[s.key] % count == 0) covered += df.value(s.value).size;
+    auto [it, inserted] = covered_by.try_emplace(count, 0);
+    if (inserted) {
+      for (size_t k = 0; k < saved.size(); ++k) {
+        if (count_of_saved[k] % count == 0) it->second += df.value(saved[k].value).size;
+      }
     }
-    if (2 * covered >= repeated_bytes) layers = count;
+    if (2 * it->second >= repeated_bytes) layers = count;
   }
   if (layers < 2) return;  // one block: checkpointing it recomputes all it saves
 
   // Occurrences of each forward op in schedule order.
   std::map<int64_t, std::vector<InstrId>> occurrences;
   for (InstrId i : forward) occurrences[a.KeyOf(i)].push_back(i);
+
+  // The forward values a later layer may read, whatever the layers turn
+  // out to be: each with its definer's step and the last step a forward op
+  // reads it at. Layers only grow with time, so a value crosses into a
+  // later layer exactly when its last such read does.
+  struct Crossing {
+    ValueId value;
+    int64_t defined;
+    int64_t last_read;
+  };
+  std::vector<Crossing> crossings;
+  for (InstrId i : forward) {
+    const int64_t defined = schedule.time_of(i);
+    if (defined < 0) continue;
+    for (analysis::NodeId n = df.node_begin(i); n < df.node_begin(i) + df.node_count(i); ++n) {
+      const ValueId v = df.value_at(n);
+      if (v == analysis::kNone || df.value(v).instruction != i || df.IsTupleNode(n) ||
+          !InProgramMemory(ctx, v)) {
+        continue;
+      }
+      int64_t last_read = -1;
+      for (const analysis::HloUse& use : df.uses(v)) {
+        const int64_t t = schedule.time_of(use.user);
+        if (t < 0 || IsPlumbing(m.instr(use.user).opcode) ||
+            a.PhaseOf(use.user) != Phase::kForward) {
+          continue;
+        }
+        last_read = std::max(last_read, t);
+      }
+      if (last_read >= 0) crossings.push_back({v, defined, last_read});
+    }
+  }
 
   // Each candidate boundary op: repeated a multiple of `layers` times, its
   // second layer's instance reading an activation (not weights only). Its
@@ -375,27 +413,11 @@ void DetectSavedActivations(const DetectorInput& input, int64_t min_bytes,
       }
       cut.layer_of_time[static_cast<size_t>(t)] = layer;
     }
-    for (InstrId i : forward) {
-      const int64_t li = cut.layer_of_time[static_cast<size_t>(schedule.time_of(i))];
-      if (li < 0) continue;
-      for (analysis::NodeId n = df.node_begin(i); n < df.node_begin(i) + df.node_count(i); ++n) {
-        const ValueId v = df.value_at(n);
-        if (v == analysis::kNone || df.value(v).instruction != i || df.IsTupleNode(n) ||
-            !InProgramMemory(ctx, v)) {
-          continue;
-        }
-        for (const analysis::HloUse& use : df.uses(v)) {
-          const int64_t t = schedule.time_of(use.user);
-          if (t < 0 || IsPlumbing(m.instr(use.user).opcode) ||
-              a.PhaseOf(use.user) != Phase::kForward ||
-              cut.layer_of_time[static_cast<size_t>(t)] <= li) {
-            continue;
-          }
-          cut.kept += df.value(v).size;
-          cut.boundary.push_back(v);
-          break;
-        }
-      }
+    for (const Crossing& c : crossings) {
+      const int64_t li = cut.layer_of_time[static_cast<size_t>(c.defined)];
+      if (li < 0 || cut.layer_of_time[static_cast<size_t>(c.last_read)] <= li) continue;
+      cut.kept += df.value(c.value).size;
+      cut.boundary.push_back(c.value);
     }
     return cut;
   };
