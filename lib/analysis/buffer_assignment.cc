@@ -464,11 +464,11 @@ class BufferAssigner {
       first_position[b] = earliest;
       candidates.push_back(b);
     }
-    // What the loop below asks of each candidate, gathered here in buffer
-    // order: the loop takes them by size, and following value ->
-    // instruction -> operand -> value for each missed the cache at every
-    // step on a million buffers.
-    // Its constant or entry-parameter value, if any.
+    // What the loop below asks of each candidate is gathered here, in
+    // buffer order: the loop takes them by size, and following value ->
+    // instruction -> operand -> value there missed the cache at every step
+    // on a million buffers. First, each one's constant or entry-parameter
+    // value, if any.
     std::vector<ValueId> fixed_value(df_->buffer_count(), kNone);
     for (BufferId b : candidates) {
       for (ValueId v : df_->buffer_values(b)) {

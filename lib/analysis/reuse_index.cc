@@ -88,8 +88,8 @@ bool ReuseIndex::Combine(size_t node) {
 
 void ReuseIndex::Update(size_t position) {
   // A node that comes out the same leaves its ancestors as they are.
-  for (size_t node = (leaves_ + position) / 2; node >= 1 && Combine(node); node /= 2) {
-  }
+  size_t node = (leaves_ + position) / 2;
+  while (node >= 1 && Combine(node)) node /= 2;
 }
 
 int64_t ReuseIndex::FindLast(size_t before, int64_t size, int64_t start, int64_t end) {
