@@ -745,6 +745,10 @@ class BufferAssigner {
   static constexpr size_t kReleaseAfterValues = size_t{1} << 20;
 
   void AssignHeap() {
+    // In buffer order, the order of their tables: what follows reads each
+    // one's values, ranges and instructions (the heap sorts its values
+    // itself).
+    std::sort(deferred_.begin(), deferred_.end());
     std::vector<int64_t> colors;
     for (BufferId b : deferred_) colors.push_back(buffer_color(b));
     std::sort(colors.begin(), colors.end());
