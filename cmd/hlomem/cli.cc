@@ -925,7 +925,8 @@ int Main(int argc, const char* const* argv) {
   AddReportFlags(report, &report_flags);
   AddAllFlag(report, &report_flags);
   report->add_flag("--stats", report_flags.stats,
-                   "Print time and memory per phase (read, parse, analyze, detect, write) to stderr");
+                   "Print time and memory per phase (read, parse, analyze and its steps, detect, "
+                   "write) to stderr");
 
   ReportFlags diff_flags;
   std::string diff_a, diff_b;
