@@ -1,10 +1,12 @@
 // Runs the hlomem binary as a user would and checks what it prints, its exit
 // codes and the files it writes.
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "tests/common/run_command.h"
@@ -28,6 +30,34 @@ TEST(CliTest, VersionNamesTheSchema) {
   const auto run = Hlomem("--version");
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_THAT(run.out, HasSubstr("JSON schema version 2"));
+}
+
+// --stats: one table on stderr, the analysis split into its steps (in the
+// order they run, before the analysis's own total), the seconds column
+// aligned however long a step's name is.
+TEST(CliTest, StatsSplitTheAnalysisIntoItsStepsInOneAlignedTable) {
+  const auto run = Hlomem("report --stats --format json -o /dev/null " + kSeedGrads);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::vector<std::string> lines;
+  std::istringstream in(run.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_FALSE(lines.empty());
+  ASSERT_EQ(lines[0].rfind("phase ", 0), 0u) << run.out;
+  const size_t seconds_end = lines[0].find("seconds") + std::string("seconds").size();
+  const std::vector<std::string> phases = {
+      "parse",          "analyze: dataflow",     "analyze: live ranges", "analyze: global buffers",
+      "analyze: heap", "analyze: temps, stats", "analyze: profile",     "analyze ",
+      "detect",         "write",                 "total"};
+  size_t next = 1;
+  for (const std::string& phase : phases) {
+    while (next < lines.size() && lines[next].rfind(phase, 0) != 0) ++next;
+    ASSERT_LT(next, lines.size()) << "no '" << phase << "' line after the one before it:\n" << run.out;
+    const std::string& line = lines[next];
+    ASSERT_GT(line.size(), seconds_end) << line;
+    // "0.012" ends where the header's "seconds" does.
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[seconds_end - 1]))) << line;
+    EXPECT_EQ(line[seconds_end], ' ') << line;
+  }
 }
 
 TEST(CliTest, UnknownFlagIsAUsageError) {
