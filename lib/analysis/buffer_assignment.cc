@@ -454,30 +454,26 @@ class BufferAssigner {
     auto position = [&](InstrId i) {
       return first_of_computation[m_.instr(i).parent] + df_->post_order_index(i);
     };
+    // What the loop below asks of each candidate is gathered here, in
+    // buffer order: the loop takes them by size, and following value ->
+    // instruction -> operand -> value there missed the cache at every step
+    // on a million buffers. First, each one's earliest position and its
+    // constant or entry-parameter value, if any.
     std::vector<BufferId> candidates;
     std::vector<int64_t> first_position(df_->buffer_count(), 0);
+    std::vector<ValueId> fixed_value(df_->buffer_count(), kNone);
     for (BufferId b = 0; b < df_->buffer_count(); ++b) {
       const ValueId first = df_->buffer_values(b)[0];
       if (!out_->call_graph_.is_global[parent_of(first)]) continue;
       int64_t earliest = std::numeric_limits<int64_t>::max();
-      for (ValueId v : df_->buffer_values(b)) earliest = std::min(earliest, position(value(v).instruction));
-      first_position[b] = earliest;
-      candidates.push_back(b);
-    }
-    // What the loop below asks of each candidate is gathered here, in
-    // buffer order: the loop takes them by size, and following value ->
-    // instruction -> operand -> value there missed the cache at every step
-    // on a million buffers. First, each one's constant or entry-parameter
-    // value, if any.
-    std::vector<ValueId> fixed_value(df_->buffer_count(), kNone);
-    for (BufferId b : candidates) {
       for (ValueId v : df_->buffer_values(b)) {
         const InstrId i = value(v).instruction;
-        if (m_.instr(i).opcode == Opcode::kConstant || IsEntryParameter(i)) {
-          fixed_value[b] = v;
-          break;
-        }
+        earliest = std::min(earliest, position(i));
+        const bool fixed = m_.instr(i).opcode == Opcode::kConstant || IsEntryParameter(i);
+        if (fixed && fixed_value[b] == kNone) fixed_value[b] = v;
       }
+      first_position[b] = earliest;
+      candidates.push_back(b);
     }
     // Tuple tables (a buffer holding a tuple, which gets an allocation of
     // its own below): a target may assign them in the order the schedule

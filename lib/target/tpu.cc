@@ -285,11 +285,12 @@ class TpuTarget final : public Target {
   // first), and in both a loop's carried tuple, a buffer of several values,
   // after all of them in post order: in a decode loop's combined temp the
   // 64-byte while tuple sits between the 32-byte copy-start tables of the
-  // entry computation and those of the loop body, and the last table escapes the 16 KiB padding; in
-  // keras-hub's GPT-2 step on v6e the 256-byte tuple of a combined
-  // all-reduce, created first of the tables, ends the combined temp (224 B
-  // short of XLA's HBM when it came in post order), while the 32-byte ones
-  // of four others keep their post-order slots below the heap.
+  // entry computation and those of the loop body, and the last table
+  // escapes the 16 KiB padding; in keras-hub's GPT-2 step on v6e the
+  // 256-byte tuple of a combined all-reduce, created first of the tables,
+  // ends the combined temp (224 B short of XLA's HBM when it came in post
+  // order), while the 32-byte ones of four others keep their post-order
+  // slots below the heap.
   bool TupleTableAssignedLast(size_t values) const override { return values > 1; }
 
   bool TempsShareOutputAllocations() const override { return false; }

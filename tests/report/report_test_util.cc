@@ -3,12 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <sstream>
-#include <system_error>
-#include <vector>
 
 #include "gtest/gtest.h"
 #include "lib/pipeline/pipeline.h"
@@ -36,25 +32,6 @@ std::string ReadFileOrDie(const std::string& path) {
   std::stringstream contents;
   contents << in.rdbuf();
   return contents.str();
-}
-
-std::string TempPath(const std::string& name) {
-  // Removed when the test process exits (a directory with what is in it):
-  // each run would otherwise leave its files behind in the temporary
-  // directory.
-  struct RemovedAtExit {
-    std::mutex mutex;
-    std::vector<std::string> paths;
-    ~RemovedAtExit() {
-      std::error_code ignored;
-      for (const std::string& path : paths) std::filesystem::remove_all(path, ignored);
-    }
-  };
-  static RemovedAtExit files;
-  std::string path = ::testing::TempDir() + "/hlomem-report-test-" + std::to_string(::getpid()) + "-" + name;
-  std::lock_guard<std::mutex> lock(files.mutex);
-  files.paths.push_back(path);
-  return path;
 }
 
 void ExpectGolden(const std::string& name, const std::string& actual) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/report/report.h"
+#include "tests/common/temp_path.h"
 
 namespace hlomem::report::testing {
 
@@ -20,9 +21,7 @@ Report BuildCase(const std::string& case_name);
 
 std::string ReadFileOrDie(const std::string& path);
 
-// A path in the test temp dir unique to this process: ctest runs tests in
-// parallel, each in its own process.
-std::string TempPath(const std::string& name);
+using ::hlomem::testing::TempPath;  // tests/common/temp_path.h
 
 // Compares `actual` with testdata/golden/<name>; with HLOMEM_UPDATE_GOLDENS=1
 // in the environment, (re)writes the golden instead and passes.

@@ -177,7 +177,7 @@ TEST(TpuTargetTest, HeapOrdersAndTightAssignment) {
   EXPECT_FALSE(v6e->TupleTablesInScheduleOrder(/*tight=*/true));  // by size
   EXPECT_FALSE(MakeCpuTarget()->TupleTablesInScheduleOrder(false));
   EXPECT_EQ(v6e->TightAssignmentAbove(),
-            FindTpuGeneration("v6e")->program_hbm_bytes - (int64_t{5} << 29));
+            FindTpuGeneration("v6e")->program_hbm_bytes - (int64_t{5} << 29));  // 2.5 GiB
   EXPECT_EQ(v6e->tight_heap_orders(0), HeapOrders::kSmallerOfBoth);
   EXPECT_EQ(v6e->tight_heap_orders(1), HeapOrders::kMemorySpaceAssignment);
   EXPECT_EQ(MakeTpuTarget(nullptr)->TightAssignmentAbove(), std::nullopt);
