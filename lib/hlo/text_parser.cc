@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -156,6 +157,33 @@ struct PendingCallee {
   uint32_t slot;  // index into Module::callee_pool
   absl::string_view name;
   const char* where;
+};
+// A cut between two parts of a module's text (see TextParser::ParseInParts):
+// at a computation's start, or at an instruction's line inside a body.
+struct Cut {
+  const char* at;
+  bool in_body;
+};
+// The instructions of a computation that one part parsed, when a cut falls
+// inside the computation's body: what the part could not settle alone is
+// settled once every segment of the body is appended (CloseBody). Ids and
+// slots are the part's module's until appended, then the whole module's.
+struct BodySegment {
+  CompId computation = kNoId;  // set in the segment that opens the body
+  InstrId first = 0, end = 0;  // the segment's instructions
+  InstrId root = kNoId;        // its ROOT, if it has one
+  bool closed = false;         // the body's '}' is in this segment
+  // A continuing segment's parameters: number and shape as written.
+  std::vector<std::pair<int32_t, absl::string_view>> parameters;
+  ViewMap names;               // the segment's instruction names -> ids
+  InstrId id_base = 0;         // added to the ids in `names`
+  std::vector<PendingName> operands;      // names not in `names`
+  std::vector<PendingName> predecessors;  // names not in `names`
+  std::vector<DeclaredOperand> declared;  // shapes written for `operands`
+  absl::string_view execution_thread;     // once closed
+  // The opening segment's: the computation's signature.
+  std::vector<absl::string_view> signature_parameters;
+  ShapeId signature_result = kNoShape;
 };
 
 // Recursive-descent parser over the raw bytes. Every Parse* function returns
@@ -757,6 +785,7 @@ class TextParser {
 
   // Parses computations up to the end of the text, or to the next module.
   bool ParseComputations() {
+    if (starts_in_body_ && !ParseContinuation()) return false;
     while (true) {
       SkipSpace();
       if (p_ == end_ || PeekKeyword("HloModule")) return true;
@@ -777,7 +806,7 @@ class TextParser {
   bool ParseBody() {
     parts_ = 1;
     SkipSpace();
-    const std::vector<const char*> cuts = FindCuts();
+    const std::vector<Cut> cuts = FindCuts();
     if (cuts.empty()) return ParseComputations();
     const char* body_start = p_;
     const ShapeTable shapes_before = module_->shapes;
@@ -789,29 +818,38 @@ class TextParser {
     return ParseComputations();
   }
 
-  // Where to cut the rest of the text into parts of about equal size: each
-  // cut is the start of a computation, found by how printers lay them out:
-  // a line holding only '}', blank lines, then a line that starts in the
-  // first column with a name and ends with '{'. A cut that is wrong only
-  // costs time: the parts then fail to parse and the body is parsed again.
-  std::vector<const char*> FindCuts() const {
-    std::vector<const char*> cuts;
+  // Where to cut the rest of the text into parts of about equal size. A cut
+  // is the start of a computation if one is near, found by how printers lay
+  // them out: a line holding only '}', blank lines, then a line that starts
+  // in the first column with a name and ends with '{'. Otherwise (a body
+  // larger than a part, as a train step's entry is) it is the start of an
+  // indented line inside a body. A cut that is wrong only costs time: the
+  // parts then fail to parse and the body is parsed again.
+  std::vector<Cut> FindCuts() const {
+    std::vector<Cut> cuts;
     const auto size = static_cast<size_t>(end_ - p_);
     const size_t parts = std::min<size_t>(static_cast<size_t>(std::max(options_.threads, 1)),
                                           size / std::max<size_t>(options_.min_part_bytes, 1));
+    if (parts < 2) return cuts;
+    const size_t near = size / parts / 4;
     const char* from = p_;
     for (size_t k = 1; k < parts; ++k) {
-      const char* cut = ComputationStartAfter(std::max(from, p_ + size / parts * k));
-      if (cut == nullptr) break;
+      const char* target = std::max(from, p_ + size / parts * k);
+      const char* limit = target + std::min(near, static_cast<size_t>(end_ - target));
+      Cut cut = {ComputationStartAfter(target, limit), false};
+      if (cut.at == nullptr) cut = {IndentedLineAfter(target), true};
+      if (cut.at == nullptr) break;
       cuts.push_back(cut);
-      from = cut;
+      from = cut.at;
     }
     return cuts;
   }
 
-  const char* ComputationStartAfter(const char* q) const {
-    while (true) {
-      q = static_cast<const char*>(memmem(q, static_cast<size_t>(end_ - q), "\n}", 2));
+  // The first computation start after q whose preceding '}' lies before
+  // `limit`; nullptr if none.
+  const char* ComputationStartAfter(const char* q, const char* limit) const {
+    while (q < limit) {
+      q = FindLineClosingBrace(q, limit);
       if (q == nullptr) return nullptr;
       q += 2;
       if (q < end_ && *q == '\r') ++q;
@@ -830,57 +868,102 @@ class TextParser {
       }
       q = line_end;
     }
+    return nullptr;
+  }
+
+  // The first "\n}" starting in [q, limit), 16 bytes a step; nullptr if none.
+  const char* FindLineClosingBrace(const char* q, const char* limit) const {
+    while (q + 17 <= end_ && q < limit) {
+      const uint32_t hits = ByteMask16(q, '\n') & ByteMask16(q + 1, '}');
+      if (hits != 0) {
+        const char* hit = q + __builtin_ctz(hits);
+        return hit < limit ? hit : nullptr;
+      }
+      q += 16;
+    }
+    for (; q + 1 < end_ && q < limit; ++q) {
+      if (q[0] == '\n' && q[1] == '}') return q;
+    }
+    return nullptr;
+  }
+
+  // The start of the first line after q that is indented and then begins
+  // with a name: an instruction's, inside a body.
+  const char* IndentedLineAfter(const char* q) const {
+    while (q < end_) {
+      const auto* newline =
+          static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(end_ - q)));
+      if (newline == nullptr) return nullptr;
+      const char* line = newline + 1;
+      const char* c = line;
+      while (c < end_ && (*c == ' ' || *c == '\t')) ++c;
+      if (c > line && c < end_ && (IsNameStart(*c) || *c == '%')) return line;
+      q = line;
+    }
+    return nullptr;
   }
 
   // Parses the body in parts, the first here and the others on their own
   // threads, and appends the others' modules to this one. False when the
   // body must be parsed again sequentially.
-  bool ParseInParts(const std::vector<const char*>& cuts) {
+  bool ParseInParts(const std::vector<Cut>& cuts) {
     std::vector<std::unique_ptr<TextParser>> workers;
     std::vector<Module> part_modules(cuts.size());
     for (size_t k = 0; k < cuts.size(); ++k) {
       workers.push_back(std::make_unique<TextParser>(file_, options_));
-      const char* part_end = k + 1 < cuts.size() ? cuts[k + 1] : end_;
+      const Cut part_end = k + 1 < cuts.size() ? cuts[k + 1] : Cut{end_, false};
       workers.back()->StartPart(&part_modules[k], cuts[k], part_end);
     }
     std::vector<char> parsed(cuts.size() + 1, 0);
     const char* const text_end = end_;
-    end_ = cuts[0];
+    end_ = cuts[0].at;
+    ends_in_body_ = cuts[0].in_body;
     ParallelFor(parsed.size(), [&](size_t k) {
       parsed[k] = k == 0 ? ParseComputations() : workers[k - 1]->ParseComputations();
     }, parsed.size());
     end_ = text_end;
+    ends_in_body_ = false;
     // Parts are used in order until one ends before its cut: there the
     // module ends (at the next "HloModule"), and later parts are not its.
     if (!parsed[0]) return false;
-    if (p_ != cuts[0]) return true;
+    if (p_ != cuts[0].at) return true;
+    // The segments of the body cut last, until its end is appended.
+    std::vector<BodySegment> body;
+    if (open_.has_value()) body.push_back(*std::exchange(open_, std::nullopt));
     for (size_t k = 0; k < workers.size(); ++k) {
       TextParser& worker = *workers[k];
-      if (!parsed[k + 1] || !AppendPart(&part_modules[k], worker)) return false;
+      if (!parsed[k + 1] || !AppendPart(&part_modules[k], &worker, &body)) return false;
       p_ = worker.p_;
       // The text the worker gave back counts as given back here too.
       released_ = std::max(released_, worker.released_);
       parts_ = static_cast<int>(k + 2);
       if (p_ != worker.end_) break;
     }
-    return true;
+    return body.empty();
   }
 
   // Makes this parser parse [from, to) into `part`, for ParseInParts.
-  void StartPart(Module* part, const char* from, const char* to) {
+  void StartPart(Module* part, Cut from, Cut to) {
     module_ = part;
     part->metadata.emplace_back();  // index 0: no metadata
-    p_ = from;
-    end_ = to;
-    released_ = static_cast<size_t>(from - begin_);
+    p_ = from.at;
+    end_ = to.at;
+    starts_in_body_ = from.in_body;
+    ends_in_body_ = to.in_body;
+    released_ = static_cast<size_t>(from.at - begin_);
     ReserveForRemainingText();
   }
 
   // Appends the computations a worker parsed into `part` to this module,
   // shifting its ids to follow this module's. False on a second ENTRY or a
   // computation name defined twice (errors the sequential parse reports).
-  bool AppendPart(Module* part, const TextParser& worker) {
+  // `body` holds the segments of a body cut by the parts before, which
+  // the worker's part continues; it is settled once its end is appended.
+  bool AppendPart(Module* part, TextParser* worker, std::vector<BodySegment>* body) {
+    // A part starts inside a body exactly when the previous one ended inside.
+    if (worker->continued_.has_value() == body->empty()) return false;
     Module& m = *module_;
+    const CompId continued = body->empty() ? kNoId : body->front().computation;
     const auto instr_base = static_cast<InstrId>(m.instructions.size());
     const auto comp_base = static_cast<CompId>(m.computations.size());
     const auto operand_base = static_cast<uint32_t>(m.operand_pool.size());
@@ -939,7 +1022,8 @@ class TextParser {
     }
 
     AppendReleasing(&m.instructions, &part->instructions, [&](Instruction& i) {
-      i.parent += comp_base;
+      // The instructions a part starts with inside a body are that body's.
+      i.parent = i.parent == kNoId ? continued : i.parent + comp_base;
       i.shape = shape_ids[i.shape];
       i.operands_begin += operand_base;
       i.attributes_begin += attribute_base;
@@ -956,7 +1040,7 @@ class TextParser {
     AppendReleasing(&m.callee_pool, &part->callee_pool, [&](Callee& c) {
       if (c.computation != kNoId) c.computation += comp_base;
     });
-    for (PendingCallee pending : worker.pending_callees_) {
+    for (PendingCallee pending : worker->pending_callees_) {
       pending.slot += callee_base;
       pending_callees_.push_back(pending);
     }
@@ -964,6 +1048,19 @@ class TextParser {
                                        part->output_operand_alias_pool.begin(),
                                        part->output_operand_alias_pool.end());
     m.AdoptOwnedText(part);
+
+    if (worker->continued_.has_value()) {
+      BodySegment& segment = body->emplace_back(*std::exchange(worker->continued_, std::nullopt));
+      ShiftSegment(&segment, instr_base, operand_base, predecessor_base, shape_ids);
+      m.computations[continued].instruction_count += segment.end - segment.first;
+      if (segment.closed && !CloseBody(body)) return false;
+    }
+    if (worker->open_.has_value()) {
+      if (!body->empty()) return false;
+      BodySegment& segment = body->emplace_back(*std::exchange(worker->open_, std::nullopt));
+      ShiftSegment(&segment, instr_base, operand_base, predecessor_base, shape_ids);
+      segment.computation += comp_base;
+    }
     return true;
   }
 
@@ -1031,6 +1128,7 @@ class TextParser {
     computation_ids_.Clear();
     metadata_ids_.Clear();
     pending_callees_.clear();
+    open_.reset();
     for (uintptr_t& done : prefaulted_) done = 0;
   }
 
@@ -1282,36 +1380,13 @@ class TextParser {
     }
     comp.first_instruction = static_cast<InstrId>(module_->instructions.size());
     module_->computations.push_back(comp);
-    instruction_ids_.Clear();
-    if (defer_names_) {
-      for (DeferredName& recent : recent_names_) recent.name = {};
-    }
-    defer_names_ = false;
-    deferred_names_.clear();
-    previous_name_ = {};
-    pending_operands_.clear();
-    declared_later_.clear();
-    pending_predecessors_.clear();
+    StartBody();
 
     InstrId root = kNoId;
     const char* root_where = nullptr;
-    while (!Consume('}')) {
-      if (p_ == end_) {
-        Error(start, "computation is missing its closing '}'");
-        return ReportDeferredDuplicate();
-      }
-      const char* instr_start = p_;
-      const bool is_root = ConsumeKeyword("ROOT");
-      if (!ParseInstruction(id, instr_start)) return ReportDeferredDuplicate();
-      if (is_root) {
-        if (root != kNoId) {
-          Error(instr_start, absl::StrCat("computation '", comp.name, "' has more than one ROOT"));
-          return ReportDeferredDuplicate();
-        }
-        root = static_cast<InstrId>(module_->instructions.size() - 1);
-        root_where = shape_where_;
-      }
-    }
+    bool at_cut = false;
+    if (!ParseInstructions(id, start, comp.name, &root, &root_where, &at_cut)) return false;
+    if (at_cut) return OpenBodyAtCut(id, root);
     if (root == kNoId) root_where = shape_where_;
     Computation& stored = module_->computations[id];
     stored.instruction_count =
@@ -1367,14 +1442,235 @@ class TextParser {
                                 module_->shapes.ToString(signature_result_)));
     }
 
-    if (Consume(',')) {
-      absl::string_view key, value;
-      if (!LexName(&key, "a computation attribute") || !Expect('=')) return false;
-      if (key != "execution_thread") {
-        return Error(key.data(), absl::StrCat("unknown computation attribute '", key, "'"));
+    return ParseComputationAttribute(&module_->computations[id].execution_thread);
+  }
+
+  // ---- bodies cut between parts -----------------------------------------------
+  // Ends the part inside the body of computation `id`, at its cut: the rest
+  // of the body is the next part's (continued_ there).
+  bool OpenBodyAtCut(CompId id, InstrId root) {
+    Computation& stored = module_->computations[id];
+    stored.instruction_count =
+        static_cast<uint32_t>(module_->instructions.size()) - stored.first_instruction;
+    BodySegment& segment = open_.emplace();
+    segment.computation = id;
+    segment.first = stored.first_instruction;
+    segment.end = static_cast<InstrId>(module_->instructions.size());
+    segment.root = root;
+    segment.signature_parameters = signature_parameters_;
+    segment.signature_result = signature_result_;
+    return EndSegment(&segment);
+  }
+
+  // Parses the instructions a part starts with, inside a body another part
+  // opened, up to the body's '}' and attribute (or to the part's end).
+  bool ParseContinuation() {
+    StartBody();
+    const char* start = p_;
+    BodySegment& segment = continued_.emplace();
+    segment.first = static_cast<InstrId>(module_->instructions.size());
+    const char* root_where = nullptr;
+    bool at_cut = false;
+    if (!ParseInstructions(kNoId, start, "", &segment.root, &root_where, &at_cut)) return false;
+    segment.end = static_cast<InstrId>(module_->instructions.size());
+    segment.closed = !at_cut;
+    if (!EndSegment(&segment)) return false;
+    return !segment.closed || ParseComputationAttribute(&segment.execution_thread);
+  }
+
+  // Resolves what the segment's own names can, keeps the rest, and moves
+  // the segment's name map into it.
+  bool EndSegment(BodySegment* segment) {
+    if (!FlushDeferredNames()) return false;
+    for (const PendingName& pending : pending_operands_) {
+      if (const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash)) {
+        module_->operand_pool[pending.slot] = *it;
+      } else {
+        segment->operands.push_back(pending);
       }
-      if (!LexString(&value)) return false;
-      stored.execution_thread = value;
+    }
+    for (const DeclaredOperand& declared : declared_later_) {
+      const InstrId operand = module_->operand_pool[declared.slot];
+      if (operand == kNoId) {
+        segment->declared.push_back(declared);
+      } else if (!CheckDeclaredShape(declared.shape, operand, declared.where)) {
+        return false;
+      }
+    }
+    for (const PendingName& pending : pending_predecessors_) {
+      if (const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash)) {
+        module_->control_predecessor_pool[pending.slot] = *it;
+      } else {
+        segment->predecessors.push_back(pending);
+      }
+    }
+    segment->names = std::exchange(instruction_ids_, ViewMap());
+    return true;
+  }
+
+  // A worker's segment, appended to this module: ids, slots and shapes
+  // shifted as AppendPart shifted the rest of its part.
+  static void ShiftSegment(BodySegment* segment, InstrId instr_base, uint32_t operand_base,
+                           uint32_t predecessor_base, const std::vector<ShapeId>& shape_ids) {
+    segment->first += instr_base;
+    segment->end += instr_base;
+    if (segment->root != kNoId) segment->root += instr_base;
+    segment->id_base = instr_base;
+    for (PendingName& pending : segment->operands) pending.slot += operand_base;
+    for (PendingName& pending : segment->predecessors) pending.slot += predecessor_base;
+    for (DeclaredOperand& declared : segment->declared) {
+      declared.slot += operand_base;
+      declared.shape = shape_ids[declared.shape];
+    }
+    if (segment->signature_result != kNoShape) {
+      segment->signature_result = shape_ids[segment->signature_result];
+    }
+  }
+
+  // The id a name has in one of the body's segments other than `own`.
+  static bool FindInOtherSegments(std::vector<BodySegment>& body, size_t own,
+                                  const PendingName& pending, InstrId* id) {
+    for (size_t k = 0; k < body.size(); ++k) {
+      if (k == own) continue;
+      if (const uint32_t* it = body[k].names.Find(pending.name, pending.hash)) {
+        *id = *it + body[k].id_base;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Whether two name maps share a name: the smaller's names looked up in
+  // the larger, in ranges side by side.
+  bool ShareAName(const ViewMap& a, const ViewMap& b) const {
+    const ViewMap& smaller = a.size() <= b.size() ? a : b;
+    const ViewMap& larger = a.size() <= b.size() ? b : a;
+    constexpr size_t kSlotsPerRange = size_t{1} << 16;
+    const size_t ranges = (smaller.slot_count() + kSlotsPerRange - 1) / kSlotsPerRange;
+    std::vector<char> shared(ranges, 0);
+    ParallelFor(ranges, [&](size_t r) {
+      const size_t from = r * kSlotsPerRange;
+      shared[r] = smaller.SharesAKeyWith(larger, from,
+                                         std::min(smaller.slot_count(), from + kSlotsPerRange));
+    }, static_cast<size_t>(std::max(options_.threads, 1)));
+    return std::find(shared.begin(), shared.end(), 1) != shared.end();
+  }
+
+  // Settles a body whose segments, appended in order, are all in this
+  // module now: what the sequential parse checks and resolves at the body's
+  // end. False where that parse would fail (it then runs, and reports).
+  bool CloseBody(std::vector<BodySegment>* body_segments) {
+    std::vector<BodySegment>& body = *body_segments;
+    Module& m = *module_;
+    const BodySegment& opening = body.front();
+    Computation& comp = m.computations[opening.computation];
+    // A name defined in two segments, looked for side by side: the maps of
+    // a train step's entry hold millions.
+    for (size_t k = 1; k < body.size(); ++k) {
+      for (size_t earlier = 0; earlier < k; ++earlier) {
+        if (ShareAName(body[earlier].names, body[k].names)) return false;
+      }
+      // Parameters against the signature: the text only. Where that
+      // differs, the sequential parse reads the signature's shape, adding
+      // it to the shape table at that point.
+      for (const auto& [number, written] : body[k].parameters) {
+        const auto n = static_cast<size_t>(number);
+        if (n < opening.signature_parameters.size() &&
+            !SignatureTextAgrees(opening.signature_parameters[n], written)) {
+          return false;
+        }
+      }
+    }
+    for (size_t k = 0; k < body.size(); ++k) {
+      for (const PendingName& pending : body[k].operands) {
+        InstrId id;
+        if (!FindInOtherSegments(body, k, pending, &id)) return false;
+        m.operand_pool[pending.slot] = id;
+      }
+      for (const PendingName& pending : body[k].predecessors) {
+        InstrId id;
+        if (!FindInOtherSegments(body, k, pending, &id)) return false;
+        m.control_predecessor_pool[pending.slot] = id;
+      }
+    }
+    for (const BodySegment& segment : body) {
+      for (const DeclaredOperand& declared : segment.declared) {
+        if (!CheckDeclaredShape(declared.shape, m.operand_pool[declared.slot], declared.where)) {
+          return false;
+        }
+      }
+    }
+    InstrId root = kNoId;
+    for (const BodySegment& segment : body) {
+      if (segment.root == kNoId) continue;
+      if (root != kNoId) return false;
+      root = segment.root;
+    }
+    if (comp.instruction_count == 0) return false;
+    comp.root = root != kNoId ? root : body.back().end - 1;
+    m.instructions[comp.root].is_root = true;
+    if (opening.signature_result != kNoShape &&
+        !ShapesAgree(opening.signature_result, m.instructions[comp.root].shape)) {
+      return false;
+    }
+    comp.execution_thread = body.back().execution_thread;
+    body.clear();
+    return true;
+  }
+
+  // (',' 'execution_thread' '=' string)? after a body's '}'.
+  bool ParseComputationAttribute(absl::string_view* execution_thread) {
+    if (!Consume(',')) return true;
+    absl::string_view key;
+    if (!LexName(&key, "a computation attribute") || !Expect('=')) return false;
+    if (key != "execution_thread") {
+      return Error(key.data(), absl::StrCat("unknown computation attribute '", key, "'"));
+    }
+    return LexString(execution_thread);
+  }
+
+  // Clears what a body's parse keeps about the body, for the next one.
+  void StartBody() {
+    instruction_ids_.Clear();
+    if (defer_names_) {
+      for (DeferredName& recent : recent_names_) recent.name = {};
+    }
+    defer_names_ = false;
+    deferred_names_.clear();
+    previous_name_ = {};
+    pending_operands_.clear();
+    declared_later_.clear();
+    pending_predecessors_.clear();
+  }
+
+  // Parses a body's instructions up to its '}' (consumed), or up to the
+  // part's end when the part is cut there (*at_cut). The cut must follow a
+  // whole instruction and blanks only (not a comment), where the
+  // sequential parse would read the next instruction.
+  bool ParseInstructions(CompId id, const char* start, absl::string_view comp_name,
+                         InstrId* root, const char** root_where, bool* at_cut) {
+    const char* after_last = p_;
+    while (!Consume('}')) {
+      if (p_ == end_) {
+        if (ends_in_body_ && std::all_of(after_last, end_, IsBlank)) {
+          *at_cut = true;
+          return true;
+        }
+        Error(start, "computation is missing its closing '}'");
+        return ReportDeferredDuplicate();
+      }
+      const char* instr_start = p_;
+      const bool is_root = ConsumeKeyword("ROOT");
+      if (!ParseInstruction(id, instr_start)) return ReportDeferredDuplicate();
+      after_last = p_;
+      if (is_root) {
+        if (*root != kNoId) {
+          Error(instr_start, absl::StrCat("computation '", comp_name, "' has more than one ROOT"));
+          return ReportDeferredDuplicate();
+        }
+        *root = static_cast<InstrId>(module_->instructions.size() - 1);
+        *root_where = shape_where_;
+      }
     }
     return true;
   }
@@ -1425,14 +1721,22 @@ class TextParser {
                                                             int32_t number,
                                                             absl::string_view written) {
     const auto k = static_cast<size_t>(number);
-    if (k >= signature_parameters_.size()) return true;
-    const absl::string_view declared = signature_parameters_[k];
-    const size_t n = declared.size();
-    if (written.size() >= n && SameBytes(written.data(), declared.data(), n) &&
-        (written.size() == n || (declared.back() == ']' && written[n] == '{'))) {
+    if (k >= signature_parameters_.size()) {
+      // In a body another part opened, the signature is that part's.
+      if (ABSL_PREDICT_FALSE(continued_ && !continued_->closed)) {
+        continued_->parameters.push_back({number, written});
+      }
       return true;
     }
+    const absl::string_view declared = signature_parameters_[k];
+    if (SignatureTextAgrees(declared, written)) return true;
     return CheckSignatureParameterSlow(parameter, number, declared);
+  }
+  // The same text, or the same but for a layout the signature leaves out.
+  static bool SignatureTextAgrees(absl::string_view declared, absl::string_view written) {
+    const size_t n = declared.size();
+    return written.size() >= n && SameBytes(written.data(), declared.data(), n) &&
+           (written.size() == n || (declared.back() == ']' && written[n] == '{'));
   }
   ABSL_ATTRIBUTE_NOINLINE bool CheckSignatureParameterSlow(const Instruction& parameter,
                                                            int32_t number,
@@ -2256,6 +2560,12 @@ class TextParser {
   const char* shape_where_ = nullptr;  // the shape of the last instruction parsed
   std::vector<PendingCallee> pending_callees_;
   std::vector<CompactOperand> compact_operands_;
+  // A part cut inside bodies: it starts inside one (continued_, the
+  // instructions up to that body's end) and ends inside one (open_).
+  bool starts_in_body_ = false;
+  bool ends_in_body_ = false;
+  std::optional<BodySegment> continued_;
+  std::optional<BodySegment> open_;
 };
 
 }  // namespace

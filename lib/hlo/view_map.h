@@ -93,12 +93,29 @@ class ViewMap {
 
   // The value stored for `key`, or nullptr. Valid until the next insertion.
   uint32_t* Find(absl::string_view key, uint32_t hash) {
+    return const_cast<uint32_t*>(std::as_const(*this).Find(key, hash));
+  }
+  const uint32_t* Find(absl::string_view key, uint32_t hash) const {
     for (size_t k = hash & mask_;; k = (k + 1) & mask_) {
-      Slot& slot = slots_[k];
+      const Slot& slot = slots_[k];
       if (slot.generation != generation_) return nullptr;
       if (slot.hash == hash && Equal(slot, key)) return &slot.value;
     }
   }
+
+  // Whether any key of the slots [from, to) of this table (slot_count() in
+  // all) is a key of `other`. Read-only: ranges may be asked side by side.
+  bool SharesAKeyWith(const ViewMap& other, size_t from, size_t to) const {
+    for (size_t k = from; k < to; ++k) {
+      const Slot& slot = slots_[k];
+      if (slot.generation == generation_ &&
+          other.Find(absl::string_view(slot.data, slot.size), slot.hash) != nullptr) {
+        return true;
+      }
+    }
+    return false;
+  }
+  size_t slot_count() const { return slots_.size(); }
 
   // Inserts (key, value) unless `key` is present; returns the stored value
   // and whether it was inserted.

@@ -295,6 +295,114 @@ TEST(ParallelParseTest, CutsPastTheModuleEndAreDropped) {
   EXPECT_EQ((*parsed)[1].computations.size(), 31u);
 }
 
+// One computation larger than any part, as a train step's entry is: each
+// instruction reads the one before it and the parameter at the top; every
+// tenth also waits on the instruction ten above it, and every fourth is
+// written in long form (operand shapes before names) and ten of the
+// compact operands name a tuple defined in the same tenth of the body.
+std::string OneLargeBody(int count) {
+  std::string text = absl::StrCat("HloModule large\n\n",
+                                  "%helper (p: f32[4]) -> f32[4] {\n",
+                                  "  ROOT %p = f32[4]{0} parameter(0)\n}\n\n",
+                                  "ENTRY %main (a: f32[4]) -> f32[4] {\n",
+                                  "  %a = f32[4]{0} parameter(0)\n");
+  std::string last = "a";
+  for (int k = 0; k < count; ++k) {
+    const std::string name = absl::StrCat("x", k);
+    if (k % 25 == 5) {
+      absl::StrAppend(&text, "  %", name, " = (f32[4]{0}, f32[4]{0}) tuple(%", last, ", %a)\n");
+      absl::StrAppend(&text, "  %", name, "_first = f32[4]{0} add(%", name, "#0, %", name, "#1)\n");
+      last = absl::StrCat(name, "_first");
+      continue;
+    }
+    if (k % 4 == 0) {
+      absl::StrAppend(&text, "  %", name, " = f32[4]{0} add(f32[4]{0} %", last,
+                      ", f32[4]{0} %a)");
+    } else {
+      absl::StrAppend(&text, "  %", name, " = f32[4]{0} add(%", last, ", %a)");
+    }
+    if (k % 10 == 9) absl::StrAppend(&text, ", control-predecessors={%x", k - 9, "}");
+    absl::StrAppend(&text, ", metadata={op_name=\"op", k % 7, "\"}\n");
+    last = name;
+  }
+  absl::StrAppend(&text, "  ROOT %out = f32[4]{0} call(%", last, "), to_apply=%helper\n}\n");
+  return text;
+}
+
+TEST(ParallelParseTest, ABodyLargerThanAPartIsCutInside) {
+  const std::string text = OneLargeBody(400);
+  auto file = FileContents::FromString("large.hlo", text);
+  EXPECT_EQ(ExpectPartsMatchSequential(file), 2);
+  int parts = 0;
+  auto parsed = ParseHloText(file, InParts(6, &parts));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parts, 6);
+  const Module& m = parsed->front();
+  const CompId entry = m.entry;
+  // The parameter, 400 x, a tuple's two get-tuple-elements and its user
+  // for each of 16 tuples, the root.
+  EXPECT_EQ(m.comp(entry).instruction_count, 1u + 400u + 16u * 3u + 1u);
+  EXPECT_EQ(m.instr(m.comp(entry).root).name, "out");
+  // The last instruction reads the parameter parsed in the first part.
+  const InstrId x399 = m.FindInstruction("x399");
+  EXPECT_EQ(m.operands(x399)[1], m.comp(entry).first_instruction);
+  // A forward reference across a cut: the first instruction reads one near
+  // the end (a cycle the verifier rejects, but the parser resolves).
+  std::string forward = text;
+  forward.replace(forward.find("add(f32[4]{0} %a, f32[4]{0} %a)"), 31,
+                  "add(f32[4]{0} %x398, f32[4]{0} %a)");
+  auto forward_file = FileContents::FromString("forward.hlo", forward);
+  EXPECT_EQ(ExpectPartsMatchSequential(forward_file), 2);
+}
+
+// Bad input on either side of a cut inside a body gets the sequential
+// parse's diagnostic.
+TEST(ParallelParseTest, ErrorsAcrossACutInsideABodyAreTheSequentialParsesErrors) {
+  const std::string good = OneLargeBody(400);
+  auto replaced = [&](absl::string_view what, absl::string_view with) {
+    std::string text = good;
+    const size_t at = text.find(std::string(what));
+    EXPECT_NE(at, std::string::npos) << what;
+    return text.replace(at, what.size(), std::string(with));
+  };
+  const std::vector<std::string> bad = {
+      // A name defined near the start and again near the end.
+      replaced("  %x390 = ", "  %x3 = f32[4]{0} add(%a, %a)\n  %x390 = "),
+      // An operand defined nowhere, near the end.
+      replaced("add(%x388, %a)", "add(%nowhere, %a)"),
+      // Two ROOTs, in different parts.
+      replaced("  %x2 = ", "  ROOT %x2 = "),
+      // The root disagrees with the signature's result.
+      replaced("ENTRY %main (a: f32[4]) -> f32[4] {", "ENTRY %main (a: f32[4]) -> f32[8] {"),
+      // A parameter late in the body that the signature gives another shape.
+      replaced("  %x384 = f32[4]{0} add(f32[4]{0} %x383, f32[4]{0} %a)",
+               "  %x384 = f32[2]{0} parameter(0)"),
+      // A written operand shape that disagrees with a definition in
+      // another part (the first instruction reads one near the end).
+      replaced("add(f32[4]{0} %a, f32[4]{0} %a)", "add(f32[2]{0} %x398, f32[4]{0} %a)"),
+      // A control predecessor defined nowhere.
+      replaced("control-predecessors={%x380}", "control-predecessors={%gone}"),
+      // A compact operand whose tuple is defined in another part.
+      replaced("add(%x355#0, %x355#1)", "add(%x5#0, %x355#1)"),
+  };
+  for (size_t k = 0; k < bad.size(); ++k) {
+    auto file = FileContents::FromString("bad.hlo", bad[k]);
+    auto sequential = ParseHloText(file);
+    if (k == bad.size() - 1) {
+      // Valid: the sequential parse finds x5 above; the parts fall back to it.
+      ASSERT_TRUE(sequential.ok()) << sequential.status().message();
+      ExpectPartsMatchSequential(file);
+      continue;
+    }
+    ASSERT_FALSE(sequential.ok()) << k;
+    for (int threads : {2, 3, 5}) {
+      auto parallel = ParseHloText(file, InParts(threads, nullptr));
+      ASSERT_FALSE(parallel.ok()) << k << " in " << threads;
+      EXPECT_EQ(parallel.status().message(), sequential.status().message()) << k;
+    }
+  }
+}
+
 // Finalize in ranges relies on operands lying in their user's computation;
 // a module built otherwise (as a reader could) gets the same tables anyway.
 TEST(ParallelParseTest, FinalizeInRangesIndexesOperandsFromOtherComputations) {
