@@ -61,6 +61,38 @@ void AnalyzeModule(const hlo::Module& module) {
   analysis::FormatAllocations(**assignment);
 }
 
+// The text parsed in parts (cut wherever the layout allows, bodies
+// included) must give the sequential parse's result: the same diagnostic,
+// or modules of the same instructions and operands.
+void CheckPartsAgree(absl::string_view data, absl::string_view path,
+                     const absl::StatusOr<std::vector<hlo::Module>>& sequential) {
+  hlo::ParseOptions in_parts;
+  in_parts.threads = 3;
+  in_parts.min_part_bytes = 1;
+  const absl::StatusOr<std::vector<hlo::Module>> parts = hlo::ParseHloString(data, path, in_parts);
+  bool agree = parts.ok() == sequential.ok();
+  if (agree && !parts.ok()) agree = parts.status().message() == sequential.status().message();
+  if (agree && parts.ok()) {
+    agree = parts->size() == sequential->size();
+    for (size_t m = 0; agree && m < parts->size(); ++m) {
+      const hlo::Module& a = (*parts)[m];
+      const hlo::Module& b = (*sequential)[m];
+      agree = a.instructions.size() == b.instructions.size() &&
+              a.computations.size() == b.computations.size() &&
+              a.operand_pool == b.operand_pool &&
+              a.control_predecessor_pool == b.control_predecessor_pool;
+      for (size_t c = 0; agree && c < a.computations.size(); ++c) {
+        agree = a.computations[c].root == b.computations[c].root &&
+                a.computations[c].instruction_count == b.computations[c].instruction_count;
+      }
+    }
+  }
+  if (!agree) {
+    std::fprintf(stderr, "the parse in parts disagrees with the sequential parse\n");
+    std::abort();
+  }
+}
+
 void CheckProtoRead(const absl::StatusOr<hlo::ProtoReadResult>& read, absl::string_view path) {
   if (!read.ok()) {
     CheckDiagnostic(read.status(), path);
@@ -80,6 +112,7 @@ void CheckProtoRead(const absl::StatusOr<hlo::ProtoReadResult>& read, absl::stri
 void FuzzHloText(absl::string_view data) {
   constexpr absl::string_view kPath = "fuzz.hlo";
   absl::StatusOr<std::vector<hlo::Module>> modules = hlo::ParseHloString(data, kPath);
+  CheckPartsAgree(data, kPath, modules);
   if (!modules.ok()) {
     CheckDiagnostic(modules.status(), kPath);
     return;
