@@ -1398,40 +1398,7 @@ class TextParser {
     stored.root = root != kNoId ? root : static_cast<InstrId>(module_->instructions.size() - 1);
     module_->instructions[stored.root].is_root = true;
 
-    if (!FlushDeferredNames()) return false;
-    // Operands and control predecessors may refer forward within the body.
-    // The operands' slots are loaded a few lookups ahead: in a large
-    // computation's map each would miss the cache.
-    constexpr size_t kAhead = 8;
-    for (size_t k = 0; k < std::min(kAhead, pending_operands_.size()); ++k) {
-      instruction_ids_.Prefetch(pending_operands_[k].hash);
-    }
-    for (size_t k = 0; k < pending_operands_.size(); ++k) {
-      if (k + kAhead < pending_operands_.size()) {
-        instruction_ids_.Prefetch(pending_operands_[k + kAhead].hash);
-      }
-      const PendingName& pending = pending_operands_[k];
-      const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash);
-      if (it == nullptr) {
-        return Error(pending.where, absl::StrCat("use of undefined instruction '",
-                                                 pending.name, "'"));
-      }
-      module_->operand_pool[pending.slot] = *it;
-    }
-    for (const DeclaredOperand& declared : declared_later_) {
-      if (!CheckDeclaredShape(declared.shape, module_->operand_pool[declared.slot],
-                              declared.where)) {
-        return false;
-      }
-    }
-    for (const PendingName& pending : pending_predecessors_) {
-      const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash);
-      if (it == nullptr) {
-        return Error(pending.where, absl::StrCat("control predecessor '", pending.name,
-                                                 "' is not defined"));
-      }
-      module_->control_predecessor_pool[pending.slot] = *it;
-    }
+    if (!ResolveBodyNames(nullptr)) return false;
     const Instruction& root_instr = module_->instructions[stored.root];
     if (signature_result_ != kNoShape &&
         !ShapesAgree(signature_result_, root_instr.shape)) {
@@ -1459,7 +1426,7 @@ class TextParser {
     segment.root = root;
     segment.signature_parameters = signature_parameters_;
     segment.signature_result = signature_result_;
-    return EndSegment(&segment);
+    return ResolveBodyNames(&segment);
   }
 
   // Parses the instructions a part starts with, inside a body another part
@@ -1474,25 +1441,40 @@ class TextParser {
     if (!ParseInstructions(kNoId, start, "", &segment.root, &root_where, &at_cut)) return false;
     segment.end = static_cast<InstrId>(module_->instructions.size());
     segment.closed = !at_cut;
-    if (!EndSegment(&segment)) return false;
+    if (!ResolveBodyNames(&segment)) return false;
     return !segment.closed || ParseComputationAttribute(&segment.execution_thread);
   }
 
-  // Resolves what the segment's own names can, keeps the rest, and moves
-  // the segment's name map into it.
-  bool EndSegment(BodySegment* segment) {
+  // Resolves the names the body's instructions wait on (operands and
+  // control predecessors may refer forward) with the body's own map, at its
+  // end. For a whole body (`segment` null) a name not found is an error; a
+  // segment keeps it, with the map, for CloseBody.
+  bool ResolveBodyNames(BodySegment* segment) {
     if (!FlushDeferredNames()) return false;
-    for (const PendingName& pending : pending_operands_) {
+    // The slots are loaded a few lookups ahead: in a large computation's
+    // map each would miss the cache.
+    constexpr size_t kAhead = 8;
+    for (size_t k = 0; k < std::min(kAhead, pending_operands_.size()); ++k) {
+      instruction_ids_.Prefetch(pending_operands_[k].hash);
+    }
+    for (size_t k = 0; k < pending_operands_.size(); ++k) {
+      if (k + kAhead < pending_operands_.size()) {
+        instruction_ids_.Prefetch(pending_operands_[k + kAhead].hash);
+      }
+      const PendingName& pending = pending_operands_[k];
       if (const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash)) {
         module_->operand_pool[pending.slot] = *it;
-      } else {
+      } else if (segment != nullptr) {
         segment->operands.push_back(pending);
+      } else {
+        return Error(pending.where, absl::StrCat("use of undefined instruction '",
+                                                 pending.name, "'"));
       }
     }
     for (const DeclaredOperand& declared : declared_later_) {
       const InstrId operand = module_->operand_pool[declared.slot];
-      if (operand == kNoId) {
-        segment->declared.push_back(declared);
+      if (operand == kNoId) {  // a name only a segment leaves open
+        if (segment != nullptr) segment->declared.push_back(declared);
       } else if (!CheckDeclaredShape(declared.shape, operand, declared.where)) {
         return false;
       }
@@ -1500,11 +1482,14 @@ class TextParser {
     for (const PendingName& pending : pending_predecessors_) {
       if (const uint32_t* it = instruction_ids_.Find(pending.name, pending.hash)) {
         module_->control_predecessor_pool[pending.slot] = *it;
-      } else {
+      } else if (segment != nullptr) {
         segment->predecessors.push_back(pending);
+      } else {
+        return Error(pending.where, absl::StrCat("control predecessor '", pending.name,
+                                                 "' is not defined"));
       }
     }
-    segment->names = std::exchange(instruction_ids_, ViewMap());
+    if (segment != nullptr) segment->names = std::exchange(instruction_ids_, ViewMap());
     return true;
   }
 
