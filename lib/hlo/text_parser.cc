@@ -837,7 +837,14 @@ class TextParser {
       const char* target = std::max(from, p_ + size / parts * k);
       const char* limit = target + std::min(near, static_cast<size_t>(end_ - target));
       Cut cut = {ComputationStartAfter(target, limit), false};
-      if (cut.at == nullptr) cut = {IndentedLineAfter(target), true};
+      if (cut.at == nullptr) {
+        const char* line = IndentedLineAfter(target);
+        if (line != nullptr && !CompactOperandBeforeBodyEnd(line)) {
+          cut = {line, true};
+        } else {
+          cut = {ComputationStartAfter(limit, end_), false};
+        }
+      }
       if (cut.at == nullptr) break;
       cuts.push_back(cut);
       from = cut.at;
@@ -885,6 +892,22 @@ class TextParser {
       if (q[0] == '\n' && q[1] == '}') return q;
     }
     return nullptr;
+  }
+
+  // Whether a compact operand ("x#1") is written between q and the end of
+  // the body q is in. A part starting at q cannot tell whether the
+  // get-tuple-element it stands for exists already, nor its shape, when the
+  // tuple lies before q: a cut there would fall back to the sequential parse.
+  bool CompactOperandBeforeBodyEnd(const char* q) const {
+    const char* body_end = FindLineClosingBrace(q, end_);
+    if (body_end == nullptr) body_end = end_;
+    while (q < body_end) {
+      q = static_cast<const char*>(std::memchr(q, '#', static_cast<size_t>(body_end - q)));
+      if (q == nullptr) return false;
+      ++q;
+      if (q < body_end && IsDigit(*q)) return true;
+    }
+    return false;
   }
 
   // The start of the first line after q that is indented and then begins
