@@ -1536,7 +1536,7 @@ class TextParser {
   }
 
   // The id a name has in one of the body's segments other than `own`.
-  static bool FindInOtherSegments(std::vector<BodySegment>& body, size_t own,
+  static bool FindInOtherSegments(const std::vector<BodySegment>& body, size_t own,
                                   const PendingName& pending, InstrId* id) {
     for (size_t k = 0; k < body.size(); ++k) {
       if (k == own) continue;
