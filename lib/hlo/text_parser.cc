@@ -1649,6 +1649,9 @@ class TextParser {
     pending_operands_.clear();
     declared_later_.clear();
     pending_predecessors_.clear();
+    // Left by an instruction that failed in a part, before the body is
+    // parsed again.
+    compact_operands_.clear();
   }
 
   // Parses a body's instructions up to its '}' (consumed), or up to the
