@@ -81,6 +81,7 @@ absl::StatusOr<ParsedHlo> ParseHloFile(const std::string& path, const LoadOption
       break;
     }
   }
+  ScopedPhase verify_phase("parse: verify");
   for (const hlo::Module& m : parsed.modules) {
     // Smaller modules are checked faster than threads start.
     constexpr size_t kInstructionsPerThread = size_t{1} << 18;

@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/diagnostic.h"
+#include "lib/base/metrics.h"
 #include "lib/base/parallel.h"
 #include "lib/base/text_arena.h"
 #include "lib/hlo/view_map.h"
@@ -770,9 +771,12 @@ class TextParser {
       module->computations.back().is_entry = true;
     }
     // As many threads as parts: a module too small to cut is not worth more.
+    std::optional<ScopedPhase> phase(std::in_place, "parse: derived tables");
     module->Finalize(parts_);
+    phase.reset();
     if (options_.parts_used != nullptr) *options_.parts_used = parts_;
     if (released_ > 0) {
+      phase.emplace("parse: copying names, giving back the text");
       // The reports name the buffers of unfused instructions long after
       // parsing; reading those names from the released text would bring a
       // large module's entry computation back into memory.
@@ -811,6 +815,7 @@ class TextParser {
     const char* body_start = p_;
     const ShapeTable shapes_before = module_->shapes;
     if (ParseInParts(cuts)) return true;
+    ScopedPhase phase("parse: text again, sequentially");
     ClearBody(shapes_before);
     parts_ = 1;
     p_ = body_start;
@@ -899,13 +904,20 @@ class TextParser {
   // get-tuple-element it stands for exists already, nor its shape, when the
   // tuple lies before q: a cut there would fall back to the sequential parse.
   bool CompactOperandBeforeBodyEnd(const char* q) const {
-    const char* body_end = FindLineClosingBrace(q, end_);
-    if (body_end == nullptr) body_end = end_;
-    while (q < body_end) {
-      q = static_cast<const char*>(std::memchr(q, '#', static_cast<size_t>(body_end - q)));
-      if (q == nullptr) return false;
-      ++q;
-      if (q < body_end && IsDigit(*q)) return true;
+    // One pass for both: the body's end ("\n}") and a '#' then a digit.
+    while (q + 17 <= end_) {
+      const uint32_t hits =
+          ByteMask16(q, '#') | (ByteMask16(q, '\n') & ByteMask16(q + 1, '}'));
+      for (uint32_t rest = hits; rest != 0; rest &= rest - 1) {
+        const char* hit = q + __builtin_ctz(rest);
+        if (*hit == '\n') return false;
+        if (IsDigit(hit[1])) return true;
+      }
+      q += 16;
+    }
+    for (; q + 1 < end_; ++q) {
+      if (q[0] == '\n' && q[1] == '}') return false;
+      if (q[0] == '#' && IsDigit(q[1])) return true;
     }
     return false;
   }
@@ -941,9 +953,11 @@ class TextParser {
     const char* const text_end = end_;
     end_ = cuts[0].at;
     ends_in_body_ = cuts[0].in_body;
+    std::optional<ScopedPhase> phase(std::in_place, "parse: text in parts");
     ParallelFor(parsed.size(), [&](size_t k) {
       parsed[k] = k == 0 ? ParseComputations() : workers[k - 1]->ParseComputations();
     }, parsed.size());
+    phase.emplace("parse: appending the parts");
     end_ = text_end;
     ends_in_body_ = false;
     // Parts are used in order until one ends before its cut: there the
