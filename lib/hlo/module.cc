@@ -97,25 +97,33 @@ absl::string_view CallRoleName(CallRole role) {
 
 void Module::AdoptOwnedText(Module* other) { owned_text_.Adopt(std::move(other->owned_text_)); }
 
-void Module::OwnNamesOutsideFusions() {
+void Module::OwnNames(InstrId begin, InstrId end) {
+  // Names still viewing the input; the others are owned already.
+  const absl::string_view input = source != nullptr ? source->data() : absl::string_view();
+  auto views_input = [&](absl::string_view name) {
+    return !name.empty() && name.data() >= input.data() &&
+           name.data() < input.data() + input.size();
+  };
   size_t bytes = 0;
-  for (const Computation& c : computations) {
-    if (c.is_fusion) continue;
-    for (InstrId i : instructions_of(static_cast<CompId>(&c - computations.data()))) {
-      bytes += instructions[i].name.size();
-    }
+  for (InstrId i = begin; i < end; ++i) {
+    if (views_input(instructions[i].name)) bytes += instructions[i].name.size();
   }
   // One block for all of them.
   char* next = owned_text_.Allocate(bytes);
-  for (const Computation& c : computations) {
-    if (c.is_fusion) continue;
-    for (InstrId i : instructions_of(static_cast<CompId>(&c - computations.data()))) {
-      absl::string_view& instr_name = instructions[i].name;
-      if (instr_name.empty()) continue;
-      std::memcpy(next, instr_name.data(), instr_name.size());
-      instr_name = absl::string_view(next, instr_name.size());
-      next += instr_name.size();
-    }
+  for (InstrId i = begin; i < end; ++i) {
+    absl::string_view& instr_name = instructions[i].name;
+    if (!views_input(instr_name)) continue;
+    std::memcpy(next, instr_name.data(), instr_name.size());
+    instr_name = absl::string_view(next, instr_name.size());
+    next += instr_name.size();
+  }
+}
+
+void Module::OwnNamesOutsideFusions() {
+  for (CompId c = 0; c < computations.size(); ++c) {
+    if (computations[c].is_fusion) continue;
+    const InstrRange range = instructions_of(c);
+    OwnNames(range.begin_id, range.end_id);
   }
 }
 

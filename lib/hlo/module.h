@@ -390,6 +390,10 @@ class Module {
   // ones buffers are reported under) into the module, so they no longer
   // view the input. Call after Finalize.
   void OwnNamesOutsideFusions();
+  // The same for the instructions [begin, end), whatever their computation:
+  // the text parser copies a large unfused body's names while its text is
+  // still in memory. Names copied before are left as they are.
+  void OwnNames(InstrId begin, InstrId end);
 
   // Builds the derived tables (users, callers, parameters, fusion flags).
   // The readers call it after building the module. With threads > 1, the

@@ -982,6 +982,7 @@ class TextParser {
   // Makes this parser parse [from, to) into `part`, for ParseInParts.
   void StartPart(Module* part, Cut from, Cut to) {
     module_ = part;
+    part->source = file_;
     part->metadata.emplace_back();  // index 0: no metadata
     p_ = from.at;
     end_ = to.at;
@@ -1169,13 +1170,21 @@ class TextParser {
     for (uintptr_t& done : prefaulted_) done = 0;
   }
 
+  static constexpr size_t kReleaseStep = size_t{64} << 20;
+  // The names reports quote are copied before the text they view is given
+  // back (OwnNamesOutsideFusions copies the rest at the end, reading them
+  // back from the page cache): those of the bodies known to be unfused and
+  // large, the entry's and any body cut between parts.
+  void OwnNamesBeforeRelease(InstrId begin, InstrId end) {
+    if (file_->data().size() >= kReleaseStep) module_->OwnNames(begin, end);
+  }
+
   // Parsed text need not stay resident beside the model of a 1 GB module:
   // the views into it read back from the page cache when something (a
   // report row, a diagnostic) touches them.
   void ReleaseParsedText() {
-    constexpr size_t kStep = 64 << 20;
     const auto parsed = static_cast<size_t>(p_ - begin_);
-    if (parsed < released_ + kStep) return;
+    if (parsed < released_ + kReleaseStep) return;
     file_->ReleasePages(released_, parsed);
     released_ = parsed;
   }
@@ -1434,6 +1443,10 @@ class TextParser {
     // Without ROOT (accepted by XLA's parser), the last instruction is the root.
     stored.root = root != kNoId ? root : static_cast<InstrId>(module_->instructions.size() - 1);
     module_->instructions[stored.root].is_root = true;
+    if (is_entry) {
+      OwnNamesBeforeRelease(stored.first_instruction,
+                            stored.first_instruction + stored.instruction_count);
+    }
 
     if (!ResolveBodyNames(nullptr)) return false;
     const Instruction& root_instr = module_->instructions[stored.root];
@@ -1463,7 +1476,9 @@ class TextParser {
     segment.root = root;
     segment.signature_parameters = signature_parameters_;
     segment.signature_result = signature_result_;
-    return ResolveBodyNames(&segment);
+    if (!ResolveBodyNames(&segment)) return false;
+    OwnNamesBeforeRelease(segment.first, segment.end);
+    return true;
   }
 
   // Parses the instructions a part starts with, inside a body another part
@@ -1479,6 +1494,7 @@ class TextParser {
     segment.end = static_cast<InstrId>(module_->instructions.size());
     segment.closed = !at_cut;
     if (!ResolveBodyNames(&segment)) return false;
+    OwnNamesBeforeRelease(segment.first, segment.end);
     return !segment.closed || ParseComputationAttribute(&segment.execution_thread);
   }
 

@@ -685,5 +685,44 @@ TEST(TextParserLargeComputationTest, CompactOperandsPastTheDeferredNames) {
                                     "defined in this computation\n"));
 }
 
+// Names copied once: OwnNames copies a range's names out of the input,
+// and OwnNamesOutsideFusions then copies only the names still viewing it,
+// skipping fused computations.
+TEST(TextParserTest, NamesAreCopiedOutOfTheInputOnce) {
+  auto parsed = ParseHloString(R"(HloModule m
+%fused (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%p)
+}
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %f = f32[4]{0} fusion(%a), kind=kLoop, calls=%fused
+  ROOT %out = f32[4]{0} add(%f, %a)
+}
+)", "m.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  Module& m = parsed->front();
+  const absl::string_view input = m.source->data();
+  auto views_input = [&](InstrId i) {
+    const char* name = m.instr(i).name.data();
+    return name >= input.data() && name < input.data() + input.size();
+  };
+  const InstrId a = m.FindInstruction("a"), f = m.FindInstruction("f");
+  const InstrId out = m.FindInstruction("out"), p = m.FindInstruction("p");
+  ASSERT_TRUE(views_input(a) && views_input(f) && views_input(out) && views_input(p));
+  m.OwnNames(a, f + 1);
+  EXPECT_FALSE(views_input(a));
+  EXPECT_FALSE(views_input(f));
+  EXPECT_TRUE(views_input(out));
+  const char* copied_a = m.instr(a).name.data();
+  m.OwnNamesOutsideFusions();
+  EXPECT_EQ(m.instr(a).name.data(), copied_a);  // not copied again
+  EXPECT_FALSE(views_input(out));
+  EXPECT_TRUE(views_input(p));  // fused: reports do not quote it
+  EXPECT_EQ(m.instr(a).name, "a");
+  EXPECT_EQ(m.instr(f).name, "f");
+  EXPECT_EQ(m.instr(out).name, "out");
+}
+
 }  // namespace
 }  // namespace hlomem::hlo
