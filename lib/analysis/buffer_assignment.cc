@@ -269,7 +269,8 @@ class BufferAssigner {
         }
         if (s.time_of(used) >= 0) r.end = std::max(r.end, s.time_of(used));
       }
-      if (IsEntryParameter(i) && !out_->parameter_aliased(instr.parameter_number, val.index)) {
+      if (IsEntryParameter(i) &&
+          !out_->parameter_aliased(instr.parameter_number, df_->value_index(v))) {
         r.end = s.end_time();
       }
       out_->ranges_[v] = r;
@@ -500,7 +501,7 @@ class BufferAssigner {
       for (BufferId b : candidates) {
         if (fixed_value[b] != kNone || table[b]) continue;
         for (ValueId v : df_->buffer_values(b)) {
-          if (!value(v).index.empty()) continue;
+          if (!df_->defined_at_top(v)) continue;
           for (InstrId op : m_.operands(value(v).instruction)) {
             const ValueId ov = df_->top_value(op);
             if (ov != kNone) emit(b, df_->buffer_of(ov));
@@ -558,8 +559,9 @@ class BufferAssigner {
         }
         alloc.is_parameter = true;
         alloc.parameter_number = m_.instr(i).parameter_number;
-        alloc.parameter_index = value(v).index;
-        alloc.aliased_with_output = out_->parameter_aliased(alloc.parameter_number, value(v).index);
+        alloc.parameter_index = df_->value_index(v);
+        alloc.aliased_with_output =
+            out_->parameter_aliased(alloc.parameter_number, alloc.parameter_index);
         AddBuffer(a, b, 0);
         if (alloc.aliased_with_output) {
           make_reusable(a);
@@ -664,7 +666,7 @@ class BufferAssigner {
     }
     for (ValueId v : values) {
       const InstrId i = value(v).instruction;
-      if (!IsConcatBitcast(v) || !value(v).index.empty() || !in_heap[v] ||
+      if (!IsConcatBitcast(v) || !df_->defined_at_top(v) || !in_heap[v] ||
           first_of_buffer[df_->buffer_of(v)] != v) {
         continue;
       }
@@ -707,8 +709,8 @@ class BufferAssigner {
   // memory values.
   bool CrossProgramPrefetch(ValueId v) const {
     const InstrId i = value(v).instruction;
-    if (m_.instr(i).opcode != Opcode::kCopyStart || value(v).index.size() != 1 ||
-        value(v).index[0] != 0 || m_.operands(i).size() != 1) {
+    if (m_.instr(i).opcode != Opcode::kCopyStart || df_->value_index(v) != ShapeIndex{0} ||
+        m_.operands(i).size() != 1) {
       return false;
     }
     const InstrId source = m_.operands(i)[0];
@@ -1119,7 +1121,9 @@ std::string FormatAllocations(const BufferAssignment& assignment) {
     for (const Allocation::Slice& slice : slices) {
       const HloValue& v = df.value(slice.value);
       absl::StrAppend(&out, " value: <", slice.value, " ", m.instr(v.instruction).name);
-      if (m.shape_of(v.instruction).is_tuple()) out.append(hlo::ShapeIndexToString(v.index));
+      if (m.shape_of(v.instruction).is_tuple()) {
+        out.append(hlo::ShapeIndexToString(df.value_index(slice.value)));
+      }
       absl::StrAppend(&out, v.is_phi ? " (phi)" : "", "> (size=", slice.size,
                       ",offset=", slice.offset, "): ", m.shapes.ToString(v.shape), "\n");
     }
@@ -1151,7 +1155,8 @@ std::string FormatLiveRanges(const BufferAssignment& assignment) {
     if (!range.valid()) continue;
     const HloValue& value = df.value(v);
     absl::StrAppend(&out, "    ", m.instr(value.instruction).name,
-                    hlo::ShapeIndexToString(value.index), ":", range.start, "-", range.end, "\n");
+                    hlo::ShapeIndexToString(df.value_index(v)), ":", range.start, "-", range.end,
+                    "\n");
   }
   return out;
 }

@@ -898,7 +898,6 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
     }
   }
   for (HloValue& v : df.values_) {
-    v.index = df.IndexOf(v.node);
     if (const auto placed = target.PlaceValue(m, v.instruction, v.shape)) {
       v.size = placed->size;
       v.color = placed->color;

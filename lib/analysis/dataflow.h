@@ -140,8 +140,7 @@ FlatSchedule FlattenSchedule(const hlo::Module& module);
 
 struct HloValue {
   InstrId instruction = hlo::kNoId;  // defining instruction
-  NodeId node = kNone;               // defining node
-  ShapeIndex index;                  // defining shape index
+  NodeId node = kNone;               // defining node (its index: Dataflow::value_index)
   ShapeId shape = 0;                 // the defining subshape
   bool is_phi = false;
   bool live_out = false;             // appears at a position of the entry root
@@ -191,6 +190,13 @@ class Dataflow {
   }
   const std::vector<HloValue>& values() const { return values_; }
   const HloValue& value(ValueId v) const { return values_[v]; }
+  // The shape index a value is defined at, worked out from its node: kept
+  // per value, it was 24 of a value's 56 bytes.
+  ShapeIndex value_index(ValueId v) const { return IndexOf(values_[v].node); }
+  // Whether a value is its defining instruction's whole output (index {}).
+  bool defined_at_top(ValueId v) const {
+    return values_[v].node == node_begin(values_[v].instruction);
+  }
   absl::Span<const NodeId> positions(ValueId v) const { return positions_.row(v); }
   absl::Span<const HloUse> uses(ValueId v) const { return uses_.row(v); }
 

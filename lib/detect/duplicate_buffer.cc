@@ -198,7 +198,7 @@ void DetectLiveClones(const Context& ctx, int64_t min_bytes, std::vector<Finding
     const absl::string_view base = CloneBase(m.instr(clone.instruction).name);
     auto it = base.empty() ? by_name.end() : by_name.find(base);
     if (it == by_name.end() || it->second == hlo::kNoId) continue;
-    const analysis::NodeId node = ctx.dataflow().NodeAt(it->second, clone.index);
+    const analysis::NodeId node = ctx.dataflow().NodeAt(it->second, ctx.dataflow().value_index(v));
     if (node == analysis::kNone) continue;
     const ValueId original = ctx.dataflow().value_at(node);
     if (original == analysis::kNone || original == v || !ctx.IsMaterialized(original) ||

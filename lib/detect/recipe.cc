@@ -197,7 +197,7 @@ Recipe RecipeOf(const Dataflow& dataflow, analysis::ValueId value) {
   const analysis::HloValue& v = dataflow.value(value);
   Recipe recipe;
   recipe.producer = v.instruction;
-  if (!v.index.empty() || !m.shapes.get(v.shape).is_array()) return recipe;
+  if (!dataflow.defined_at_top(value) || !m.shapes.get(v.shape).is_array()) return recipe;
   InstrId root = v.instruction;
   if (m.instr(root).opcode == Opcode::kFusion) {
     const hlo::CompId fused = m.callee(root, hlo::CallRole::kCalls);

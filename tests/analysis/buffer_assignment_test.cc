@@ -46,7 +46,7 @@ std::map<std::string, int64_t> TopLevelOffsets(const BufferAssignment& ba) {
   const Dataflow& df = ba.dataflow();
   std::map<std::string, int64_t> offsets;
   for (ValueId v = 0; v < df.values().size(); ++v) {
-    if (df.value(v).index.empty()) {
+    if (df.defined_at_top(v)) {
       offsets[std::string(ba.module().instr(df.value(v).instruction).name)] = ba.offset_of(v);
     }
   }
@@ -457,7 +457,7 @@ ENTRY %main (ids: s32[4096]) -> f32[1024] {
   const hlo::Module& m = ba.module();
   auto value_of = [&](absl::string_view name, const ShapeIndex& index) -> ValueId {
     for (ValueId v = 0; v < df.values().size(); ++v) {
-      if (m.instr(df.value(v).instruction).name == name && df.value(v).index == index) return v;
+      if (m.instr(df.value(v).instruction).name == name && df.value_index(v) == index) return v;
     }
     ADD_FAILURE() << "no value " << name;
     return 0;
@@ -640,7 +640,7 @@ ENTRY %main (p: f32[16,128]) -> f32[16,128] {
   std::map<std::string, int64_t> offsets;
   for (ValueId v = 0; v < df.values().size(); ++v) {
     const hlo::Instruction& instr = ba.module().instr(df.value(v).instruction);
-    if (instr.opcode != hlo::Opcode::kTuple && df.value(v).index.empty()) {
+    if (instr.opcode != hlo::Opcode::kTuple && df.defined_at_top(v)) {
       offsets[std::string(instr.name)] = ba.offset_of(v);
     }
   }
@@ -680,8 +680,8 @@ ENTRY %main (p0: f32[32,128], p1: f32[8,128]) -> (f32[8,128], f32[32,128]) {
   std::map<std::string, int64_t> offsets;
   for (ValueId v = 0; v < df.values().size(); ++v) {
     const std::string name(ba.module().instr(df.value(v).instruction).name);
-    if (df.value(v).index.empty()) offsets[name] = ba.offset_of(v);
-    if (df.value(v).index.size() == 1 && df.value(v).index[0] == 0) offsets[name + "{0}"] = ba.offset_of(v);
+    if (df.defined_at_top(v)) offsets[name] = ba.offset_of(v);
+    if (df.value_index(v) == ShapeIndex{0}) offsets[name + "{0}"] = ba.offset_of(v);
   }
   EXPECT_EQ(offsets["cs{0}"], 0);
   EXPECT_EQ(offsets["cs2{0}"], 0);
