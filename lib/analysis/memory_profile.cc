@@ -41,7 +41,7 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     }
     const HloValue& value = df.value(largest);
     r.instruction = value.instruction;
-    r.index = df.value_index(largest);
+    r.value = largest;
     r.shape = value.shape;
     r.offset = assignment.offset_of(largest);
     r.is_tuple_table = m.shapes.get(value.shape).is_tuple();

@@ -25,7 +25,8 @@ absl::string_view BufferKindName(BufferKind kind);  // "parameter", "output", ..
 // Fields ordered largest first: a million of these make a large module's
 // profile, and the order without padding saves 16 bytes each.
 struct BufferRecord {
-  ShapeIndex index;
+  // The buffer's largest value (its shape index: Dataflow::value_index).
+  ValueId value = 0;
   int64_t bytes = 0;
   int64_t allocation = -1;
   int64_t offset = -1;
@@ -37,7 +38,7 @@ struct BufferRecord {
   BufferKind kind = BufferKind::kTemp;
   bool is_tuple_table = false;
 };
-static_assert(sizeof(BufferRecord) <= 80);
+static_assert(sizeof(BufferRecord) <= 64);
 
 struct MemoryProfile {
   std::vector<BufferRecord> buffers;  // every buffer with an allocation

@@ -99,13 +99,15 @@ std::vector<std::string> SpaceOfAllocations(const analysis::BufferAssignment& as
 }
 
 // The row of a computed buffer.
-BufferRow MakeBufferRow(const hlo::Module& module, const std::vector<std::string>& space_names,
+BufferRow MakeBufferRow(const hlo::Module& module, const analysis::Dataflow& dataflow,
+                        const std::vector<std::string>& space_names,
                         const analysis::BufferRecord& record) {
   const hlo::Instruction& instr = module.instr(record.instruction);
   const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
   BufferRow row;
   row.instruction = std::string(instr.name);
-  row.shape_index.assign(record.index.begin(), record.index.end());
+  const hlo::ShapeIndex index = dataflow.value_index(record.value);
+  row.shape_index.assign(index.begin(), index.end());
   row.opcode = std::string(module.opcode_text(record.instruction));
   row.shape = module.shapes.ToString(record.shape);
   row.bytes = record.bytes;
@@ -302,7 +304,8 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
       for (size_t first; (first = next_rows.fetch_add(kRowsAtATime)) < rows.size();) {
         const size_t last = std::min(rows.size(), first + kRowsAtATime);
         for (size_t k = first; k < last; ++k) {
-          rows[k] = MakeBufferRow(module, space_names, records[bounded ? wanted[k] : k]);
+          rows[k] = MakeBufferRow(module, (*assignment)->dataflow(), space_names,
+                                  records[bounded ? wanted[k] : k]);
         }
       }
     };
@@ -318,13 +321,17 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     // XLA assigns the after-optimizations module: every buffer hlomem
     // assigns in it is among XLA's values unless the file lost some.
     if (in.xla && in.files.stage != dump::Stage::kBeforeOptimizations) {
-      std::vector<dump::XlaBufferName> assigned;
-      assigned.reserve(out.profile.buffers.size());
+      // The names view the indexes: both filled first.
+      std::vector<hlo::ShapeIndex> indexes;
+      std::vector<absl::string_view> names;
       for (const analysis::BufferRecord& record : out.profile.buffers) {
-        if (record.allocation >= 0) {
-          assigned.push_back({module.instr(record.instruction).name, record.index});
-        }
+        if (record.allocation < 0) continue;
+        indexes.push_back((*assignment)->dataflow().value_index(record.value));
+        names.push_back(module.instr(record.instruction).name);
       }
+      std::vector<dump::XlaBufferName> assigned;
+      assigned.reserve(names.size());
+      for (size_t k = 0; k < names.size(); ++k) assigned.push_back({names[k], indexes[k]});
       dump::CheckXlaCoverage(assigned, &*in.xla);
     }
     attach_xla();
