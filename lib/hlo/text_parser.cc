@@ -1059,25 +1059,32 @@ class TextParser {
       }
     }
 
-    AppendReleasing(&m.instructions, &part->instructions, [&](Instruction& i) {
-      // The instructions a part starts with inside a body are that body's.
-      i.parent = i.parent == kNoId ? continued : i.parent + comp_base;
-      i.shape = shape_ids[i.shape];
-      i.operands_begin += operand_base;
-      i.attributes_begin += attribute_base;
-      i.dimensions_begin += dimension_base;
-      i.metadata = metadata_ids[i.metadata];
-      if (i.extras != 0) i.extras += extras_base;
-    });
-    AppendReleasing(&m.operand_pool, &part->operand_pool, [&](InstrId& id) { id += instr_base; });
-    AppendReleasing(&m.attribute_pool, &part->attribute_pool, [](Attribute&) {});
-    AppendReleasing(&m.dimension_pool, &part->dimension_pool, [](int64_t&) {});
-    AppendReleasing(&m.control_predecessor_pool, &part->control_predecessor_pool,
-                    [&](InstrId& id) { id += instr_base; });
-    // Callees not found in the part wait, with this module's, for the end.
-    AppendReleasing(&m.callee_pool, &part->callee_pool, [&](Callee& c) {
-      if (c.computation != kNoId) c.computation += comp_base;
-    });
+    // The instructions are about half the bytes, the pools the other half:
+    // appended side by side.
+    ParallelFor(2, [&](size_t k) {
+      if (k == 0) {
+        AppendReleasing(&m.instructions, &part->instructions, [&](Instruction& i) {
+          // The instructions a part starts with inside a body are that body's.
+          i.parent = i.parent == kNoId ? continued : i.parent + comp_base;
+          i.shape = shape_ids[i.shape];
+          i.operands_begin += operand_base;
+          i.attributes_begin += attribute_base;
+          i.dimensions_begin += dimension_base;
+          i.metadata = metadata_ids[i.metadata];
+          if (i.extras != 0) i.extras += extras_base;
+        });
+        return;
+      }
+      AppendReleasing(&m.operand_pool, &part->operand_pool, [&](InstrId& id) { id += instr_base; });
+      AppendReleasing(&m.attribute_pool, &part->attribute_pool, [](Attribute&) {});
+      AppendReleasing(&m.dimension_pool, &part->dimension_pool, [](int64_t&) {});
+      AppendReleasing(&m.control_predecessor_pool, &part->control_predecessor_pool,
+                      [&](InstrId& id) { id += instr_base; });
+      // Callees not found in the part wait, with this module's, for the end.
+      AppendReleasing(&m.callee_pool, &part->callee_pool, [&](Callee& c) {
+        if (c.computation != kNoId) c.computation += comp_base;
+      });
+    }, part->instructions.size() >= kAppendSideBySideFrom ? 2 : 1);
     for (PendingCallee pending : worker->pending_callees_) {
       pending.slot += callee_base;
       pending_callees_.push_back(pending);
@@ -1101,6 +1108,9 @@ class TextParser {
     }
     return true;
   }
+
+  // Smaller parts are appended faster than a thread starts.
+  static constexpr size_t kAppendSideBySideFrom = size_t{1} << 16;  // instructions
 
   // Appends `from` to `to`, calling `shift` on each appended element, and
   // gives `from`'s memory back as it goes: the parts of a 1 GB module then
