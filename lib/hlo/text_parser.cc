@@ -838,13 +838,20 @@ class TextParser {
     if (parts < 2) return cuts;
     const size_t near = size / parts / 4;
     const char* from = p_;
+    // Where the last scan for compact operands stopped, and what it found
+    // there: a cut before that point, in the same body, would find the same.
+    const char* scanned_to = nullptr;
+    bool compact_ahead = false;
     for (size_t k = 1; k < parts; ++k) {
       const char* target = std::max(from, p_ + size / parts * k);
       const char* limit = target + std::min(near, static_cast<size_t>(end_ - target));
       Cut cut = {ComputationStartAfter(target, limit), false};
       if (cut.at == nullptr) {
         const char* line = IndentedLineAfter(target);
-        if (line != nullptr && !CompactOperandBeforeBodyEnd(line)) {
+        if (line != nullptr && (scanned_to == nullptr || line >= scanned_to)) {
+          scanned_to = ScanForCompactOperand(line, &compact_ahead);
+        }
+        if (line != nullptr && !compact_ahead) {
           cut = {line, true};
         } else {
           cut = {ComputationStartAfter(limit, end_), false};
@@ -900,26 +907,35 @@ class TextParser {
   }
 
   // Whether a compact operand ("x#1") is written between q and the end of
-  // the body q is in. A part starting at q cannot tell whether the
-  // get-tuple-element it stands for exists already, nor its shape, when the
-  // tuple lies before q: a cut there would fall back to the sequential parse.
-  bool CompactOperandBeforeBodyEnd(const char* q) const {
+  // the body q is in (*compact), and where the scan stopped: at that
+  // operand's '#', or at the body's end. A part starting at q cannot tell
+  // whether the get-tuple-element a compact operand stands for exists
+  // already, nor its shape, when the tuple lies before q: a cut there would
+  // fall back to the sequential parse.
+  const char* ScanForCompactOperand(const char* q, bool* compact) const {
+    *compact = false;
     // One pass for both: the body's end ("\n}") and a '#' then a digit.
     while (q + 17 <= end_) {
       const uint32_t hits =
           ByteMask16(q, '#') | (ByteMask16(q, '\n') & ByteMask16(q + 1, '}'));
       for (uint32_t rest = hits; rest != 0; rest &= rest - 1) {
         const char* hit = q + __builtin_ctz(rest);
-        if (*hit == '\n') return false;
-        if (IsDigit(hit[1])) return true;
+        if (*hit == '\n') return hit;
+        if (IsDigit(hit[1])) {
+          *compact = true;
+          return hit;
+        }
       }
       q += 16;
     }
     for (; q + 1 < end_; ++q) {
-      if (q[0] == '\n' && q[1] == '}') return false;
-      if (q[0] == '#' && IsDigit(q[1])) return true;
+      if (q[0] == '\n' && q[1] == '}') return q;
+      if (q[0] == '#' && IsDigit(q[1])) {
+        *compact = true;
+        return q;
+      }
     }
-    return false;
+    return end_;
   }
 
   // The start of the first line after q that is indented and then begins
