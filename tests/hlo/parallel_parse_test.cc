@@ -156,6 +156,16 @@ int ExpectPartsMatchSequential(const std::shared_ptr<const FileContents>& file) 
   return fewest_parts;
 }
 
+// The modules of `file` parsed on `threads` threads, cut into that many
+// parts; empty (a failure recorded) when the parse fails.
+std::vector<Module> ParsedInParts(const std::shared_ptr<const FileContents>& file, int threads) {
+  int parts = 0;
+  absl::StatusOr<std::vector<Module>> parsed = ParseHloText(file, InParts(threads, &parts));
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parts, threads);
+  return parsed.ok() ? std::move(*parsed) : std::vector<Module>();
+}
+
 TEST(ParallelParseTest, CommittedJaxDumpsMatchTheSequentialParse) {
   const std::vector<std::string> files =
       HloTextFilesUnder(std::string(HLOMEM_TESTDATA_DIR) + "/jax");
@@ -212,11 +222,9 @@ std::string ManyComputations(int count, bool forward_calls) {
 TEST(ParallelParseTest, ForwardCallsAcrossPartsResolve) {
   auto file = FileContents::FromString("many.hlo", ManyComputations(40, true));
   EXPECT_EQ(ExpectPartsMatchSequential(file), 2);
-  int parts = 0;
-  auto parsed = ParseHloText(file, InParts(4, &parts));
-  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  EXPECT_EQ(parts, 4);
-  const Module& m = parsed->front();
+  const std::vector<Module> parsed = ParsedInParts(file, 4);
+  ASSERT_FALSE(parsed.empty());
+  const Module& m = parsed.front();
   // Each c_k (k < 39) calls c_{k+1}, wherever it was parsed.
   for (int k = 0; k + 1 < 40; ++k) {
     const CompId caller = m.FindComputation(absl::StrCat("c", k));
@@ -334,11 +342,9 @@ TEST(ParallelParseTest, ABodyLargerThanAPartIsCutInside) {
   const std::string text = OneLargeBody(400);
   auto file = FileContents::FromString("large.hlo", text);
   EXPECT_EQ(ExpectPartsMatchSequential(file), 2);
-  int parts = 0;
-  auto parsed = ParseHloText(file, InParts(6, &parts));
-  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  EXPECT_EQ(parts, 6);
-  const Module& m = parsed->front();
+  const std::vector<Module> parsed = ParsedInParts(file, 6);
+  ASSERT_FALSE(parsed.empty());
+  const Module& m = parsed.front();
   const CompId entry = m.entry;
   // The parameter, 400 x, a tuple's two get-tuple-elements and its user
   // for each of 2 tuples, the root.
