@@ -759,46 +759,15 @@ class BufferAssigner {
     if (df_->values().size() >= kReleaseAfterValues) ReleaseFreedMemory();
   }
 
-  void AssignHeapForColor(int64_t color) {
+  // The heap simulator's events for `values` of `color`, sorted by live
+  // range: each value's alloc, share-with or place-with at its start, and
+  // its free at `end[v]`. The tables built here, `end` among them, die on
+  // return, before the layout's own.
+  std::vector<HeapEvent> HeapEvents(int64_t color, const std::vector<ValueId>& values,
+                                    const std::vector<bool>& in_heap,
+                                    std::vector<int64_t> end) const {
     const FlatSchedule& s = out_->schedule_;
-    std::vector<bool> in_heap(df_->values().size(), false);
-    std::vector<ValueId> values;
-    for (BufferId b : deferred_) {
-      if (buffer_color(b) != color) continue;
-      for (ValueId v : df_->buffer_values(b)) {
-        if (!range(v).valid() || m_.instr(value(v).instruction).opcode == Opcode::kConstant) continue;
-        values.push_back(v);
-        in_heap[v] = true;
-      }
-    }
-    SortByKey(values.begin(), values.end(),
-              [&](ValueId v) { return std::make_pair(range(v).start, range(v).end); });
-    std::vector<int64_t> end(df_->values().size(), -1);
-    for (ValueId v : values) end[v] = range(v).end;
-    // The values a conditional's branches return hold their buffer until
-    // the conditional's output dies.
-    if (target_.BranchResultsLiveToTheConditionalsEnd(color)) {
-      std::vector<int64_t> buffer_end(df_->buffer_count(), -1);
-      std::vector<bool> conditional_output(df_->buffer_count(), false);
-      for (ValueId v : values) {
-        const BufferId b = df_->buffer_of(v);
-        buffer_end[b] = std::max(buffer_end[b], end[v]);
-        if (value(v).is_phi && m_.instr(value(v).instruction).opcode == Opcode::kConditional) {
-          conditional_output[b] = true;
-        }
-      }
-      for (ValueId v : values) {
-        if (conditional_output[df_->buffer_of(v)]) end[v] = buffer_end[df_->buffer_of(v)];
-      }
-    }
-    // A cross-program prefetch that memory-space assignment did not free
-    // for an end-of-program prefetch holds its chunk to the program's end.
-    for (ValueId v : values) {
-      if (!CrossProgramPrefetchKept(v)) continue;
-      for (ValueId w : df_->buffer_values(df_->buffer_of(v))) {
-        if (in_heap[w]) end[w] = s.end_time();
-      }
-    }
+    auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
     // Values defined and freed at each step, in the sorted order.
     const size_t steps = static_cast<size_t>(s.end_time() + 1);
     const Csr<ValueId> starting = Csr<ValueId>::Build(steps, [&](auto emit) {
@@ -811,7 +780,6 @@ class BufferAssigner {
     std::vector<ValueId> first_of_buffer(df_->buffer_count(), kNone);
     std::vector<HeapEvent> events;
     events.reserve(2 * values.size());  // a value starts and ends once
-    auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
     const std::vector<Placement> placements = SlicedPrefetchPlacements(values, in_heap);
 
     for (int64_t t = 0; t <= s.end_time(); ++t) {
@@ -875,6 +843,51 @@ class BufferAssigner {
         events[k].step = static_cast<int32_t>(t);
       }
     }
+    return events;
+  }
+
+  void AssignHeapForColor(int64_t color) {
+    const FlatSchedule& s = out_->schedule_;
+    std::vector<bool> in_heap(df_->values().size(), false);
+    std::vector<ValueId> values;
+    for (BufferId b : deferred_) {
+      if (buffer_color(b) != color) continue;
+      for (ValueId v : df_->buffer_values(b)) {
+        if (!range(v).valid() || m_.instr(value(v).instruction).opcode == Opcode::kConstant) continue;
+        values.push_back(v);
+        in_heap[v] = true;
+      }
+    }
+    SortByKey(values.begin(), values.end(),
+              [&](ValueId v) { return std::make_pair(range(v).start, range(v).end); });
+    std::vector<int64_t> end(df_->values().size(), -1);
+    for (ValueId v : values) end[v] = range(v).end;
+    // The values a conditional's branches return hold their buffer until
+    // the conditional's output dies.
+    if (target_.BranchResultsLiveToTheConditionalsEnd(color)) {
+      std::vector<int64_t> buffer_end(df_->buffer_count(), -1);
+      std::vector<bool> conditional_output(df_->buffer_count(), false);
+      for (ValueId v : values) {
+        const BufferId b = df_->buffer_of(v);
+        buffer_end[b] = std::max(buffer_end[b], end[v]);
+        if (value(v).is_phi && m_.instr(value(v).instruction).opcode == Opcode::kConditional) {
+          conditional_output[b] = true;
+        }
+      }
+      for (ValueId v : values) {
+        if (conditional_output[df_->buffer_of(v)]) end[v] = buffer_end[df_->buffer_of(v)];
+      }
+    }
+    // A cross-program prefetch that memory-space assignment did not free
+    // for an end-of-program prefetch holds its chunk to the program's end.
+    for (ValueId v : values) {
+      if (!CrossProgramPrefetchKept(v)) continue;
+      for (ValueId w : df_->buffer_values(df_->buffer_of(v))) {
+        if (in_heap[w]) end[w] = s.end_time();
+      }
+    }
+    std::vector<HeapEvent> events = HeapEvents(color, values, in_heap, std::move(end));
+    auto size_of = [&](ValueId v) { return buffer_size(df_->buffer_of(v)); };
 
     // The heap simulator works on dense ids: each value's rank by value id
     // (which keeps its tie-breaks), offset past the other colors' ranks in

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/allocator.h"
 
 namespace hlomem::analysis {
 
@@ -810,7 +811,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
   const Csr<NodeId> source_table = Csr<NodeId>::Build(total_nodes, [&](auto emit) {
     for (const auto& [to, from] : links) emit(to, from);
   });
-  links = {};
+  FreeStorage(links);
   auto sources = [&](NodeId n) { return source_table.row(n); };
 
   // Phase A: the set of defining values reaching each node (union at phis).

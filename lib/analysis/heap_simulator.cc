@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "lib/base/allocator.h"
 #include "lib/base/bytes.h"
 #include "lib/base/csr.h"
 #include "lib/base/parallel.h"
@@ -728,7 +729,7 @@ HeapResult BestHeap(std::vector<HeapEvent> events, uint32_t id_count, int64_t al
   const PreparedHeap p = Prepare(events, id_count, /*with_steps=*/msa);
   // The layouts read only `p`; on a module of a million values the events
   // are 80 MB of the peak.
-  events = {};
+  FreeStorage(events);
   if (orders == target::HeapOrders::kTemporalOnly) {
     return LayOut(p, SortedRoots(p, HeapOrder::kTemporal), alignment);
   }

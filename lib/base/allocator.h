@@ -6,7 +6,17 @@
 #ifndef HLOMEM_LIB_BASE_ALLOCATOR_H_
 #define HLOMEM_LIB_BASE_ALLOCATOR_H_
 
+#include <utility>
+
 namespace hlomem {
+
+// Empties `container` and gives its storage back to the allocator now.
+// (`v = {}` on a std::vector assigns an empty initializer list: it keeps the
+// capacity, so the bytes stay held until the vector dies.)
+template <typename Container>
+void FreeStorage(Container& container) {
+  Container().swap(container);
+}
 
 // Serves blocks below 32 MiB (glibc's own upper bound for its adaptive
 // threshold) from the heap and keeps up to 128 MiB free at the top of each

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "lib/base/allocator.h"
 #include "lib/base/diagnostic.h"
 #include "lib/base/parallel.h"
 
@@ -460,7 +461,7 @@ void Module::Finalize(int threads) {
       shape_use_counts_[s] += f.shape_use_counts[s];
     }
   }
-  facts = {};
+  FreeStorage(facts);
 
   // Users: each distinct user once per operand instruction. Operands lie
   // in their user's computation, so each range has rows of its own; a
