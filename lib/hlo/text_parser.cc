@@ -2292,7 +2292,10 @@ class TextParser {
           if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
             target = target.substr(1, target.size() - 2);
           }
-          extras->custom_call_target = target;
+          // A copy: the backend is guessed from every custom call's target
+          // after the parse, and reading them from the input brought a
+          // released module's whole text back into memory.
+          extras->custom_call_target = module_->Own(target);
           return true;
         }
         if (key == "control-predecessors") {
