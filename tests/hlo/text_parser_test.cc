@@ -724,5 +724,31 @@ ENTRY %main (a: f32[4]) -> f32[4] {
   EXPECT_EQ(m.instr(out).name, "out");
 }
 
+// The backend is guessed from every custom call's target long after a
+// large module's text has been given back: the targets must not view it.
+TEST(TextParserTest, CustomCallTargetsAreCopiedOutOfTheInput) {
+  auto parsed = ParseHloString(R"(HloModule m
+%fused (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %c = f32[4]{0} custom-call(%p), custom_call_target="__cublas$gemm"
+}
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %f = f32[4]{0} fusion(%a), kind=kLoop, calls=%fused
+  ROOT %s = f32[4]{0} custom-call(%f), custom_call_target=Sharding
+}
+)", "m.hlo");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const Module& m = parsed->front();
+  const absl::string_view input = m.source->data();
+  for (const auto& [name, target] : {std::pair<const char*, const char*>{"c", "__cublas$gemm"},
+                                     {"s", "Sharding"}}) {
+    const absl::string_view written = m.custom_call_target(m.FindInstruction(name));
+    EXPECT_EQ(written, target);
+    EXPECT_TRUE(written.data() < input.data() || written.data() >= input.data() + input.size())
+        << name;
+  }
+}
+
 }  // namespace
 }  // namespace hlomem::hlo
