@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/allocator.h"
 #include "lib/base/metrics.h"
 #include "lib/hlo/provenance.h"
 #include "lib/hlo/text_parser.h"
@@ -350,7 +351,7 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     } else {
       out.rows = std::move(rows);
     }
-    out.profile.buffers = {};
+    FreeStorage(out.profile.buffers);
     phase.reset();
   }
   return out;
