@@ -5,7 +5,7 @@
 // buffers at the peak, and the findings. The tables are plain HTML, so the
 // file still reads without JavaScript. A diff draws both sides on one axis.
 #include <algorithm>
-#include <numeric>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -112,16 +112,17 @@ std::string StackJs(const ModuleReport& m, int64_t stack_frame) {
 // The largest buffers plus every buffer live at the peak (up to kMaxBuffers).
 std::string BuffersJs(const ModuleReport& m) {
   const std::vector<bool> at_peak = AtPeakMask(m);
-  std::vector<size_t> order(m.rows.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    if (at_peak[x] != at_peak[y]) return static_cast<bool>(at_peak[x]);
-    return m.rows[x].bytes > m.rows[y].bytes;
-  });
-  if (order.size() > kMaxBuffers) order.resize(kMaxBuffers);
+  // At the peak first, then largest first, ties in row order: only the
+  // first kMaxBuffers are sorted, on keys side by side (sorting a million
+  // rows' indices through the rows was half of the HTML writer's time).
+  std::vector<std::tuple<bool, int64_t, size_t>> order(m.rows.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = {!at_peak[k], -m.rows[k].bytes, k};
+  const size_t shown = std::min(order.size(), kMaxBuffers);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end());
+  order.resize(shown);
   std::string out = "[";
   bool first = true;
-  for (size_t k : order) {
+  for (const auto& [not_at_peak, minus_bytes, k] : order) {
     const BufferRow& r = m.rows[k];
     absl::StrAppend(&out, first ? "" : ",", "{\"label\":", JsString(r.Label()),
                     ",\"instruction\":", JsString(r.instruction),
