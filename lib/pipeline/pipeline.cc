@@ -9,6 +9,7 @@
 #include <regex>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/allocator.h"
 #include "lib/base/metrics.h"
@@ -100,33 +101,45 @@ std::vector<std::string> SpaceOfAllocations(const analysis::BufferAssignment& as
 }
 
 // The row of a computed buffer.
+// What one thread building rows keeps: the pool their strings go to, and
+// each shape's text once (printing a shape per row was most of a row's cost).
+struct RowStrings {
+  std::shared_ptr<report::StringPool> pool = std::make_shared<report::StringPool>();
+  absl::flat_hash_map<hlo::ShapeId, absl::string_view> shapes;
+};
+
 BufferRow MakeBufferRow(const hlo::Module& module, const analysis::Dataflow& dataflow,
                         const std::vector<std::string>& space_names,
-                        const analysis::BufferRecord& record) {
+                        const analysis::BufferRecord& record, RowStrings* strings) {
+  report::StringPool& pool = *strings->pool;
   const hlo::Instruction& instr = module.instr(record.instruction);
   const hlo::OpMetadata& meta = module.metadata_of(record.instruction);
   BufferRow row;
   row.instruction = std::string(instr.name);
   const hlo::ShapeIndex index = dataflow.value_index(record.value);
   row.shape_index.assign(index.begin(), index.end());
-  row.opcode = std::string(module.opcode_text(record.instruction));
-  row.shape = module.shapes.ToString(record.shape);
+  row.opcode = pool.Intern(module.opcode_text(record.instruction));
+  auto [shape, added] = strings->shapes.try_emplace(record.shape);
+  if (added) shape->second = pool.Intern(module.shapes.ToString(record.shape));
+  row.shape = shape->second;
   row.bytes = record.bytes;
-  row.kind = std::string(analysis::BufferKindName(record.kind));
+  row.kind = pool.Intern(analysis::BufferKindName(record.kind));
   row.allocation = record.allocation;
-  if (record.allocation >= 0) row.memory_space = space_names[static_cast<size_t>(record.allocation)];
+  if (record.allocation >= 0) {
+    row.memory_space = pool.Intern(space_names[static_cast<size_t>(record.allocation)]);
+  }
   row.offset = record.offset;
   row.start = record.start;
   row.end = record.end;
-  row.op_type = std::string(meta.op_type);
+  row.op_type = pool.Intern(meta.op_type);
   // An entry parameter has no line of its own; anything else without
   // metadata (bodies outlined into parallel_* calls) takes its neighbours'.
   if (instr.opcode == hlo::Opcode::kParameter && instr.parent == module.entry) {
-    row.op_name = hlo::OpName(module, record.instruction);
+    row.op_name = pool.Intern(hlo::OpName(module, record.instruction));
   } else {
     const hlo::Provenance p = hlo::ProvenanceOf(module, record.instruction);
-    row.op_name = p.op_name;
-    row.source_file = p.file;
+    row.op_name = pool.Intern(p.op_name);
+    row.source_file = pool.Intern(p.file);
     row.source_line = p.line;
     row.stack_frame = p.stack_frame;
   }
@@ -300,17 +313,18 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
     const size_t row_count = bounded ? wanted.size() : records.size();
     std::vector<BufferRow> rows(row_count);
     std::atomic<size_t> next_rows{0};
-    auto build_rows = [&] {
+    RowStrings builder_strings, own_strings;  // one per thread building rows
+    auto build_rows = [&](RowStrings* strings) {
       constexpr size_t kRowsAtATime = 4096;
       for (size_t first; (first = next_rows.fetch_add(kRowsAtATime)) < rows.size();) {
         const size_t last = std::min(rows.size(), first + kRowsAtATime);
         for (size_t k = first; k < last; ++k) {
           rows[k] = MakeBufferRow(module, (*assignment)->dataflow(), space_names,
-                                  records[bounded ? wanted[k] : k]);
+                                  records[bounded ? wanted[k] : k], strings);
         }
       }
     };
-    std::thread row_builder(build_rows);
+    std::thread row_builder(build_rows, &builder_strings);
     if (!out.scheduled) {
       out.estimate_reason = "the module is not scheduled; text order stands in for the schedule";
     } else if (in.files.stage_fallback || in.files.stage == dump::Stage::kBeforeOptimizations) {
@@ -344,8 +358,9 @@ absl::StatusOr<std::optional<ModuleReport>> AnalyzeLoaded(dump::LoadedModule& in
         detect::DetectorInput{module, **assignment, out.profile,
                               xla_stats ? &xla_stats->color_bytes : nullptr},
         options.detect);
-    build_rows();
+    build_rows(&own_strings);
     row_builder.join();
+    out.string_pools = {std::move(builder_strings.pool), std::move(own_strings.pool)};
     if (bounded) {
       KeepBoundedRows(wanted, kept, std::move(rows), &out);
     } else {

@@ -17,7 +17,8 @@ namespace hlomem::report {
 namespace {
 
 Contributor FromRow(const BufferRow& row, int64_t bytes) {
-  return {bytes, row.Label(), StripLayout(row.shape), row.source_file, row.source_line};
+  return {bytes, std::string(row.Label()), StripLayout(row.shape), std::string(row.source_file),
+          row.source_line};
 }
 
 // The `count` largest rows among `indices`, largest first, ties in the

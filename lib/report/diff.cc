@@ -14,7 +14,9 @@ namespace {
 
 using BufferKey = std::tuple<std::string, std::string, std::string>;  // label, source, shape
 
-BufferKey KeyOf(const BufferRow& row) { return {row.Label(), row.Source(), StripLayout(row.shape)}; }
+BufferKey KeyOf(const BufferRow& row) {
+  return {std::string(row.Label()), row.Source(), StripLayout(row.shape)};
+}
 
 void AddSide(const ModuleReport& m, bool is_b, std::map<BufferKey, BufferChange>* changes) {
   const std::vector<bool> at_peak = AtPeakMask(m);
@@ -29,11 +31,11 @@ void AddSide(const ModuleReport& m, bool is_b, std::map<BufferKey, BufferChange>
       c.bytes_b += row.bytes;
       ++c.count_b;
       c.at_peak_b = c.at_peak_b || at_peak[k];
-      c.kind = row.kind;
+      c.kind = std::string(row.kind);
     } else {
       c.bytes_a += row.bytes;
       ++c.count_a;
-      if (c.kind.empty()) c.kind = row.kind;
+      if (c.kind.empty()) c.kind = std::string(row.kind);
     }
   }
 }

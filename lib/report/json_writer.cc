@@ -404,25 +404,29 @@ void ReadSource(const Json& j, std::string* file, int64_t* line) {
   *line = IntOr(*it, "line", 0);
 }
 
-BufferRow ReadBuffer(const Json& j) {
+// Its strings are kept in `pool`, which the module's report holds.
+BufferRow ReadBuffer(const Json& j, StringPool* pool) {
+  auto intern = [&](const char* key) { return pool->Intern(StringOr(j, key)); };
   BufferRow r;
   r.instruction = StringOr(j, "instruction");
   if (j.contains("shape_index")) r.shape_index = j["shape_index"].get<std::vector<int64_t>>();
-  r.opcode = StringOr(j, "opcode");
-  r.shape = StringOr(j, "shape");
+  r.opcode = intern("opcode");
+  r.shape = intern("shape");
   r.bytes = IntOr(j, "bytes", 0);
-  r.kind = StringOr(j, "kind");
+  r.kind = intern("kind");
   r.allocation = IntOr(j, "allocation", -1);
-  r.memory_space = StringOr(j, "memory_space");
+  r.memory_space = intern("memory_space");
   r.offset = IntOr(j, "offset", -1);
   auto range = j.find("live_range");
   if (range != j.end() && !range->is_null()) {
     r.start = IntOr(*range, "start", -1);
     r.end = IntOr(*range, "end", -1);
   }
-  r.op_name = StringOr(j, "op_name");
-  r.op_type = StringOr(j, "op_type");
-  ReadSource(j, &r.source_file, &r.source_line);
+  r.op_name = intern("op_name");
+  r.op_type = intern("op_type");
+  std::string source_file;
+  ReadSource(j, &source_file, &r.source_line);
+  r.source_file = pool->Intern(source_file);
   r.stack_frame = IntOr(j, "stack_frame", 0);
   return r;
 }
@@ -520,7 +524,9 @@ ModuleReport ReadModule(const Json& j) {
     m.peak_instruction = p;
   }
   if (j.contains("buffers")) {
-    for (const Json& b : j["buffers"]) m.rows.push_back(ReadBuffer(b));
+    auto pool = std::make_shared<StringPool>();
+    for (const Json& b : j["buffers"]) m.rows.push_back(ReadBuffer(b, pool.get()));
+    m.string_pools.push_back(std::move(pool));
   }
   if (j.contains("live_at_peak")) {
     for (const Json& k : j["live_at_peak"]) {

@@ -136,7 +136,7 @@ void AppendModule(const ModuleReport& m, const WriteOptions& options, std::strin
   const std::vector<PeakGroup> groups = GroupedAtPeak(m, options.top);
   for (const PeakGroup& g : groups) {
     const BufferRow& r = *g.row;
-    *out += Row({HumanBytes(g.bytes()), PercentOf(g.bytes(), m.profile.peak_live_bytes), r.kind,
+    *out += Row({HumanBytes(g.bytes()), PercentOf(g.bytes(), m.profile.peak_live_bytes), std::string(r.kind),
                  absl::StrCat(g.count > 1 ? absl::StrCat(g.count, " × ") : "", Code(StripLayout(r.shape))),
                  Code(r.Label()), Code(r.Source())});
   }

@@ -51,12 +51,19 @@ int64_t MetricValue(const MemoryNumbers& numbers, Metric metric) {
 
 namespace {
 
-std::string FileLine(const std::string& file, int64_t line) {
+std::string FileLine(absl::string_view file, int64_t line) {
   if (file.empty()) return "";
-  return line > 0 ? absl::StrCat(file, ":", line) : file;
+  return line > 0 ? absl::StrCat(file, ":", line) : std::string(file);
 }
 
 }  // namespace
+
+absl::string_view StringPool::Intern(absl::string_view text) {
+  if (const auto it = interned_.find(text); it != interned_.end()) return *it;
+  const absl::string_view kept = strings_.emplace_back(text);
+  interned_.insert(kept);
+  return kept;
+}
 
 std::string BufferRow::Source() const { return FileLine(source_file, source_line); }
 
@@ -127,7 +134,8 @@ std::vector<RollupRow> RollupAtPeak(const ModuleReport& module, RollupKey key) {
 std::vector<RollupRow> Rollup(const std::vector<const BufferRow*>& rows, RollupKey key) {
   std::map<std::string, RollupRow> groups;
   for (const BufferRow* row : rows) {
-    const std::string name = key == RollupKey::kSourceLine ? row->Source() : row->op_name;
+    const std::string name =
+        key == RollupKey::kSourceLine ? row->Source() : std::string(row->op_name);
     RollupRow& group = groups[name];
     group.key = name;
     group.bytes += row->bytes;
@@ -210,7 +218,7 @@ std::vector<LineBand> TimelineByLine(const ModuleReport& module, size_t top) {
   std::map<std::string, size_t> band_of;
   for (size_t b = 0; b < bands.size(); ++b) band_of[bands[b].key] = b;
   // The timeline counts device and host memory, not TPU's on-chip spaces.
-  std::set<std::string> counted;
+  std::set<std::string, std::less<>> counted;
   for (const MemorySpaceTotals& space : module.memory_spaces) {
     if (space.is_device || space.is_host) counted.insert(space.name);
   }

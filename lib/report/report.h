@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -53,23 +55,37 @@ struct Mismatch {
   int64_t xla = 0;
 };
 
-// One buffer as the writers show it. Plain data, so that a report read back
-// from its JSON (a baseline) has the same rows as one computed from a dump.
+// Strings that many rows repeat (shapes, op names, source files, opcodes),
+// each kept once: a million rows held them a million times. Rows view
+// them; the reports whose rows do keep the pool alive.
+class StringPool {
+ public:
+  // A view of a copy of `text` that lives as long as the pool.
+  absl::string_view Intern(absl::string_view text);
+
+ private:
+  absl::flat_hash_set<absl::string_view> interned_;  // views into strings_
+  std::deque<std::string> strings_;                  // never move once added
+};
+
+// One buffer as the writers show it: the same whether computed from a dump
+// or read back from a report's JSON (a baseline). The views point into a
+// StringPool of the report that holds the row (ModuleReport::string_pools).
 struct BufferRow {
   std::string instruction;
   std::vector<int64_t> shape_index;
-  std::string opcode;
-  std::string shape;  // with layout, as XLA prints it
+  absl::string_view opcode;
+  absl::string_view shape;  // with layout, as XLA prints it
   int64_t bytes = 0;
-  std::string kind;  // analysis::BufferKindName: "parameter", "temp", ...
+  absl::string_view kind;  // analysis::BufferKindName: "parameter", "temp", ...
   int64_t allocation = -1;
-  std::string memory_space;  // the target's name for its allocation's colour
+  absl::string_view memory_space;  // the target's name for its allocation's colour
   int64_t offset = -1;
   int64_t start = -1;  // live range in schedule steps, -1 when never live
   int64_t end = -1;
-  std::string op_name;
-  std::string op_type;
-  std::string source_file;  // "" when the HLO has no source location
+  absl::string_view op_name;
+  absl::string_view op_type;
+  absl::string_view source_file;  // "" when the HLO has no source location
   int64_t source_line = 0;
   // Its Python stack: an id into ModuleReport::stack_frames (1-based), 0
   // when the HLO has none. source_file/line is the user's frame of it.
@@ -77,7 +93,9 @@ struct BufferRow {
 
   std::string Source() const;  // "file:line", "file" or ""
   // What to call the buffer: its op_name, else the instruction's name.
-  const std::string& Label() const { return op_name.empty() ? instruction : op_name; }
+  absl::string_view Label() const {
+    return op_name.empty() ? absl::string_view(instruction) : op_name;
+  }
 };
 
 // "128.00GiB (137438953472 B)": readable, and exact for scripts and bug reports.
@@ -230,6 +248,8 @@ struct ModuleReport {
   // A report read from JSON has the same: rows, and the profile's
   // timeline, peak and live set.
   std::vector<BufferRow> rows;
+  // What the rows' views point into.
+  std::vector<std::shared_ptr<const StringPool>> string_pools;
   int64_t schedule_length = 0;
   std::optional<PeakInstruction> peak_instruction;
   // The frames the rows' stack_frame ids index (id k at k-1); empty when the

@@ -287,9 +287,9 @@ void AppendPeakTable(const ModuleReport& m, const WriteOptions& options, const S
   const std::vector<PeakGroup> groups = GroupedAtPeak(m, options.top);
   for (const PeakGroup& g : groups) {
     const BufferRow& r = *g.row;
-    table.Add({HumanBytes(g.bytes()), Percent(g.bytes(), peak), r.kind,
+    table.Add({HumanBytes(g.bytes()), Percent(g.bytes(), peak), std::string(r.kind),
                g.count > 1 ? absl::StrCat(g.count, " x ", StripLayout(r.shape)) : StripLayout(r.shape),
-               r.Label(), r.Source()});
+               std::string(r.Label()), r.Source()});
   }
   table.Render(style, out);
   if (LiveAtPeakCount(m) > RowsIn(groups)) {
@@ -597,8 +597,9 @@ void AppendFailedAllocation(const ModuleReport& m, const Style& style, std::stri
 void AppendPeakAdvice(const ModuleReport& m, int width, std::string* out) {
   std::map<std::string, std::pair<int64_t, int>> by_kind;
   for (const BufferRow* row : TopAtPeak(m, std::numeric_limits<int>::max())) {
-    by_kind[row->kind].first += row->bytes;
-    ++by_kind[row->kind].second;
+    std::pair<int64_t, int>& kind = by_kind[std::string(row->kind)];
+    kind.first += row->bytes;
+    ++kind.second;
   }
   if (by_kind.empty()) return;
   std::vector<std::pair<std::string, std::pair<int64_t, int>>> kinds(by_kind.begin(), by_kind.end());
