@@ -100,7 +100,6 @@ std::vector<std::string> SpaceOfAllocations(const analysis::BufferAssignment& as
   return names;
 }
 
-// The row of a computed buffer.
 // What one thread building rows keeps: the pool their strings go to, and
 // each shape's text once (printing a shape per row was most of a row's cost).
 struct RowStrings {
@@ -108,6 +107,7 @@ struct RowStrings {
   absl::flat_hash_map<hlo::ShapeId, absl::string_view> shapes;
 };
 
+// The row of a computed buffer, its strings interned in `strings`.
 BufferRow MakeBufferRow(const hlo::Module& module, const analysis::Dataflow& dataflow,
                         const std::vector<std::string>& space_names,
                         const analysis::BufferRecord& record, RowStrings* strings) {
