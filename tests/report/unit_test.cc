@@ -40,6 +40,24 @@ TEST(StripLayoutTest, RemovesLayoutsOnly) {
   EXPECT_EQ(StripLayout("f32[]"), "f32[]");
 }
 
+// Rows view the pool's strings: equal texts share one copy, and a view
+// stays valid however many strings come after it.
+TEST(StringPoolTest, KeepsOneCopyOfEachTextWhereItWas) {
+  StringPool pool;
+  std::string text = "bf16[8,128]{1,0}";
+  const absl::string_view first = pool.Intern(text);
+  text.assign(text.size(), '?');  // the pool holds its own copy
+  EXPECT_EQ(first, "bf16[8,128]{1,0}");
+  const absl::string_view short_text = pool.Intern("s32[]");  // kept inside a std::string
+  for (int k = 0; k < 10000; ++k) pool.Intern(absl::StrCat("f32[", k, "]"));
+  EXPECT_EQ(short_text, "s32[]");
+  const absl::string_view again = pool.Intern("bf16[8,128]{1,0}");
+  EXPECT_EQ(again.data(), first.data());
+  EXPECT_EQ(first, "bf16[8,128]{1,0}");
+  EXPECT_EQ(pool.Intern("f32[9999]"), "f32[9999]");
+  EXPECT_NE(pool.Intern("f32[1]").data(), pool.Intern("f32[2]").data());
+}
+
 TEST(PercentChangeTest, Readable) {
   EXPECT_EQ(PercentChange(100, 150), "+50.0%");
   EXPECT_EQ(PercentChange(100, 90), "-10.0%");
