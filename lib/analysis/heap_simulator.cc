@@ -154,7 +154,6 @@ class NodeRuns {
   void Merge(size_t node, Run run) {
     Node& n = nodes_[node];
     if (n.count == 0) {
-      n.size_class = 0;
       n.block = pool_.Allocate(0);
       *pool_.at(n.block) = run;
       n.count = 1;
@@ -166,13 +165,13 @@ class NodeRuns {
     const auto [first, last] = RunsTouching(runs, end, run);
     if (first == last) {
       const size_t at = static_cast<size_t>(first - runs);
-      if (n.count == (uint32_t{1} << n.size_class)) {
-        const uint32_t grown = pool_.Allocate(n.size_class + 1);
+      const int size_class = BlockClass(n.count);
+      if (n.count == (uint32_t{1} << size_class)) {
+        const uint32_t grown = pool_.Allocate(size_class + 1);
         Run* moved = pool_.at(grown);
         std::copy(runs, end, moved);
-        pool_.Free(n.block, n.size_class);
+        pool_.Free(n.block, size_class);
         n.block = grown;
-        ++n.size_class;
         runs = moved;
       }
       std::copy_backward(runs + at, runs + n.count, runs + n.count + 1);
@@ -194,12 +193,10 @@ class NodeRuns {
     const std::vector<Run>& runs = union_.runs();
     if (runs.empty()) return;  // nor did the node have any: children only gain runs
     Node& n = nodes_[node];
-    const size_t capacity = n.count > 0 ? size_t{1} << n.size_class : 0;
+    const size_t capacity = n.count > 0 ? size_t{1} << BlockClass(n.count) : 0;
     if (runs.size() > capacity) {
-      if (n.count > 0) pool_.Free(n.block, n.size_class);
-      n.size_class = 0;
-      while ((size_t{1} << n.size_class) < runs.size()) ++n.size_class;
-      n.block = pool_.Allocate(n.size_class);
+      if (n.count > 0) pool_.Free(n.block, BlockClass(n.count));
+      n.block = pool_.Allocate(BlockClass(static_cast<uint32_t>(runs.size())));
     }
     std::copy(runs.begin(), runs.end(), pool_.at(n.block));
     n.count = static_cast<uint32_t>(runs.size());
@@ -216,11 +213,19 @@ class NodeRuns {
   }
 
  private:
+  // 8 bytes: a tree holds two per buffer placed. The block's size follows
+  // from the count (BlockClass).
   struct Node {
     uint32_t block = 0;  // in pool_, once count > 0
     uint32_t count = 0;
-    int32_t size_class = 0;  // the block holds 2^size_class runs
   };
+
+  // The size class of the block holding `count` (> 0) runs: the smallest k
+  // with 2^k >= count. A node that coalesced runs may hold a larger block;
+  // it uses, and gives back, that block as this class.
+  static int BlockClass(uint32_t count) {
+    return count <= 1 ? 0 : 32 - __builtin_clz(count - 1);
+  }
   std::vector<Node> nodes_;
   std::vector<uint64_t> held_;  // a bit per node: it holds runs
   RunPool pool_;
@@ -529,7 +534,6 @@ struct PreparedHeap {
   std::vector<uint32_t> roots;  // the buffers that take a chunk of their own
   Csr<uint32_t> groups;         // per root: it and every buffer sharing its chunk
   std::vector<int64_t> from_root;
-  std::vector<int64_t> empty_offsets;  // 0 for a buffer of no bytes, else -1
 };
 
 bool ScheduleTimeOrder(HeapOrder order) {
@@ -539,7 +543,6 @@ bool ScheduleTimeOrder(HeapOrder order) {
 
 PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bool with_steps) {
   PreparedHeap p;
-  p.empty_offsets.assign(id_count, -1);
   std::vector<Interval>& intervals = p.intervals;
   intervals.resize(id_count);
   if (with_steps) p.steps.assign(id_count, {-1, -1});
@@ -555,10 +558,7 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bo
       case HeapEvent::kPlaceWith:
         in.size = e.size;
         in.present = true;
-        if (e.size == 0) {
-          p.empty_offsets[e.buffer] = 0;  // nothing to place, no tick
-          break;
-        }
+        if (e.size == 0) break;  // nothing to place, no tick (EmptyLayout: offset 0)
         in.start = counter++;
         if (with_steps) p.steps[e.buffer].first = e.step;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
@@ -687,9 +687,14 @@ std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
   return roots;
 }
 
+// No buffer placed yet: offset 0 for those of no bytes, -1 for the others.
 HeapResult EmptyLayout(const PreparedHeap& p) {
   HeapResult result;
-  result.offsets = p.empty_offsets;
+  result.offsets.resize(p.intervals.size());
+  for (size_t id = 0; id < p.intervals.size(); ++id) {
+    const Interval& in = p.intervals[id];
+    result.offsets[id] = in.present && in.size == 0 ? 0 : -1;
+  }
   return result;
 }
 
