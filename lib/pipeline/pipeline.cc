@@ -123,7 +123,7 @@ BufferRow MakeBufferRow(const hlo::Module& module, const analysis::Dataflow& dat
   if (added) shape->second = pool.Intern(module.shapes.ToString(record.shape));
   row.shape = shape->second;
   row.bytes = record.bytes;
-  row.kind = pool.Intern(analysis::BufferKindName(record.kind));
+  row.kind = analysis::BufferKindName(record.kind);  // static text
   row.allocation = record.allocation;
   if (record.allocation >= 0) {
     row.memory_space = pool.Intern(space_names[static_cast<size_t>(record.allocation)]);

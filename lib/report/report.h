@@ -70,7 +70,8 @@ class StringPool {
 
 // One buffer as the writers show it: the same whether computed from a dump
 // or read back from a report's JSON (a baseline). The views point into a
-// StringPool of the report that holds the row (ModuleReport::string_pools).
+// StringPool of the report that holds the row (ModuleReport::string_pools),
+// or at static text (a kind's name).
 struct BufferRow {
   std::string instruction;
   std::vector<int64_t> shape_index;
