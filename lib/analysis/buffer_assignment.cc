@@ -1,6 +1,7 @@
 #include "lib/analysis/buffer_assignment.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -158,6 +159,11 @@ class BufferAssigner {
     std::optional<ScopedPhase> phase(std::in_place, "analyze: dataflow");
     out_->call_graph_ = BuildCallGraph(m_);
     out_->schedule_ = FlattenSchedule(m_);
+    if (out_->schedule_.end_time() > std::numeric_limits<int32_t>::max()) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          m_.path, ": error: the schedule has ", out_->schedule_.end_time(),
+          " steps; live ranges hold at most 2^31"));
+    }
     absl::StatusOr<Dataflow> df = Dataflow::Run(m_, out_->call_graph_, target_);
     if (!df.ok()) return df.status();
     out_->dataflow_ = std::make_unique<Dataflow>(std::move(*df));
@@ -242,19 +248,19 @@ class BufferAssigner {
       if (t < 0) continue;  // fusion bodies and thread-local computations
       const hlo::Instruction& instr = m_.instr(i);
       const CompId c = instr.parent;
-      LiveRange r;
-      r.start = instr.opcode == Opcode::kParameter ? s.span_start[c] : t;
-      r.end = m_.comp(c).root == i ? s.span_end[c] : t;
+      // Worked out in 64 bits, stored in LiveRange's 32.
+      const int64_t start = instr.opcode == Opcode::kParameter ? s.span_start[c] : t;
+      int64_t end = m_.comp(c).root == i ? s.span_end[c] : t;
+      NodeId end_position = val.node;
       // A value of a computation that an asynchronous operation runs lives
       // until that operation is done.
-      r.end = std::max(r.end, s.async_done_time[c]);
-      r.end_position = val.node;
+      end = std::max(end, s.async_done_time[c]);
       for (NodeId p : df_->positions(v)) {
         if (p == val.node) continue;
         const int64_t pt = position_time(p);
-        if (pt > r.end) {
-          r.end = pt;
-          r.end_position = p;
+        if (pt > end) {
+          end = pt;
+          end_position = p;
         }
       }
       for (const HloUse& use : df_->uses(v)) {
@@ -267,13 +273,13 @@ class BufferAssigner {
           if (params.empty() || params[0] == hlo::kNoId) continue;
           used = params[0];
         }
-        if (s.time_of(used) >= 0) r.end = std::max(r.end, s.time_of(used));
+        if (s.time_of(used) >= 0) end = std::max(end, s.time_of(used));
       }
       if (IsEntryParameter(i) &&
           !out_->parameter_aliased(instr.parameter_number, df_->value_index(v))) {
-        r.end = s.end_time();
+        end = s.end_time();
       }
-      out_->ranges_[v] = r;
+      out_->ranges_[v] = {static_cast<int32_t>(start), static_cast<int32_t>(end), end_position};
     }
     // Values of one buffer occupy disjoint ranges (NormalizeAliasedBuffers).
     for (BufferId b = 0; b < df_->buffer_count(); ++b) {
@@ -343,7 +349,7 @@ class BufferAssigner {
       const LiveRange& r = range(slices[k].value);
       if (!r.valid()) continue;  // interferes with nothing
       index->by_start.emplace(r.start, slices[k].value);
-      index->longest = std::max(index->longest, r.end - r.start);
+      index->longest = std::max<int64_t>(index->longest, r.end - r.start);
     }
   }
 
@@ -963,7 +969,7 @@ class BufferAssigner {
         const bool same_write = value(before).instruction == value(v).instruction &&
                                 range(before).start == r.start;
         if ((value(v).is_phi && r.start <= intervals.back().end) || same_write) {
-          intervals.back().end = std::max(intervals.back().end, r.end);
+          intervals.back().end = std::max<int64_t>(intervals.back().end, r.end);
           continue;
         }
       }
@@ -991,7 +997,7 @@ class BufferAssigner {
       auto [it, inserted] = spans.try_emplace(b, LiveInterval{start, r.end, buffer_size(b)});
       if (!inserted) {
         it->second.start = std::min(it->second.start, start);
-        it->second.end = std::max(it->second.end, r.end);
+        it->second.end = std::max<int64_t>(it->second.end, r.end);
       }
     }
     std::vector<LiveInterval> intervals;

@@ -22,13 +22,16 @@
 
 namespace hlomem::analysis {
 
-// Inclusive [start, end] in flattened-schedule steps.
+// Inclusive [start, end] in flattened-schedule steps. 12 bytes: a large
+// module has millions, and its schedule has far fewer than 2^31 steps (a
+// module holds at most --max-elements instructions).
 struct LiveRange {
-  int64_t start = -1;
-  int64_t end = -1;
+  int32_t start = -1;
+  int32_t end = -1;
   NodeId end_position = kNone;  // the position that decided `end`
   bool valid() const { return start >= 0; }
 };
+static_assert(sizeof(LiveRange) == 12);
 
 struct Allocation {
   int64_t index = 0;

@@ -36,8 +36,8 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
       if (df.value(v).size > df.value(largest).size) largest = v;
       const LiveRange& range = assignment.live_range(v);
       if (!range.valid()) continue;
-      r.start = r.start < 0 ? range.start : std::min(r.start, range.start);
-      r.end = std::max(r.end, range.end);
+      r.start = r.start < 0 ? range.start : std::min<int64_t>(r.start, range.start);
+      r.end = std::max<int64_t>(r.end, range.end);
     }
     const HloValue& value = df.value(largest);
     r.instruction = value.instruction;
