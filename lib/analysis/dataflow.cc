@@ -899,13 +899,20 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
     }
   }
   for (HloValue& v : df.values_) {
+    int64_t color = 0;
     if (const auto placed = target.PlaceValue(m, v.instruction, v.shape)) {
       v.size = placed->size;
-      v.color = placed->color;
+      color = placed->color;
     } else {
       v.size = target.BufferBytes(m.shapes, v.shape);
-      v.color = target.ColorOf(m.shapes.get(v.shape));
+      color = target.ColorOf(m.shapes.get(v.shape));
     }
+    if (color < 0 || color > HloValue::kMaxColor) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          m.path, ": error: instruction '", m.instr(v.instruction).name, "' has memory space ",
+          color, "; hlomem handles 0 to ", HloValue::kMaxColor));
+    }
+    v.color = static_cast<int32_t>(color);
   }
 
   // Positions: the defining one first, then the others in node order.

@@ -138,15 +138,23 @@ struct FlatSchedule {
 
 FlatSchedule FlattenSchedule(const hlo::Module& module);
 
+// 24 bytes: a large module has millions. The memory space shares a word
+// with the two flags.
 struct HloValue {
+  // Memory spaces a value can have: the layouts' S(n) are small numbers.
+  static constexpr int64_t kMaxColor = (int64_t{1} << 29) - 1;
+
+  HloValue() : color(0), is_phi(false), live_out(false) {}
+
   InstrId instruction = hlo::kNoId;  // defining instruction
   NodeId node = kNone;               // defining node (its index: Dataflow::value_index)
   ShapeId shape = 0;                 // the defining subshape
-  bool is_phi = false;
-  bool live_out = false;             // appears at a position of the entry root
-  int64_t size = 0;                  // bytes (CPU size function)
-  int64_t color = 0;                 // memory space of the layout
+  int32_t color : 30;                // memory space of the layout, 0..kMaxColor
+  bool is_phi : 1;
+  bool live_out : 1;  // appears at a position of the entry root
+  int64_t size = 0;   // bytes (CPU size function)
 };
+static_assert(sizeof(HloValue) == 24);
 
 struct HloUse {
   InstrId user;

@@ -53,6 +53,35 @@ std::map<std::string, int64_t> TopLevelOffsets(const BufferAssignment& ba) {
   return offsets;
 }
 
+// A value keeps its memory space in 30 bits: a layout's S(n) past that is
+// refused with the instruction named, not wrapped into another space. The
+// largest space that fits is kept as written.
+TEST(BufferAssignmentTest, MemorySpacePastTheValuesFieldIsAnError) {
+  auto module_in_space = [](int64_t space) {
+    return absl::StrReplaceAll(R"(HloModule m
+
+ENTRY e {
+  p = f32[4]{0:S(SPACE)} parameter(0)
+  ROOT n = f32[4]{0:S(SPACE)} negate(p)
+})",
+                               {{"SPACE", std::to_string(space)}});
+  };
+  auto modules = hlo::ParseHloString(module_in_space(HloValue::kMaxColor + 1), "test.hlo");
+  ASSERT_TRUE(modules.ok()) << modules.status().message();
+  auto refused = BufferAssignment::Run(modules->front(), target::DefaultTarget());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "test.hlo: error: instruction 'p' has memory space 536870912; hlomem handles 0 to "
+            "536870911");
+
+  Assigned kept = Assign(module_in_space(HloValue::kMaxColor));
+  ASSERT_NE(kept.assignment, nullptr);
+  const Dataflow& df = kept.assignment->dataflow();
+  for (ValueId v = 0; v < df.values().size(); ++v) {
+    EXPECT_EQ(df.value(v).color, HloValue::kMaxColor);
+  }
+}
+
 // engine.md §4.4, with the reduce's init constant scheduled first:
 //   c0(0) p0(1) a(2) b(3) d(4) r(5); end = 6.
 //   p0: 1024 B parameter; r: 4 B output; c0: 4 B constant;
