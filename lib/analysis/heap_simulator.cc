@@ -24,14 +24,17 @@ static_assert(sizeof(HeapEvent) <= 40);
 
 // One buffer's lifetime in event-counter time (not schedule steps): XLA's
 // best-fit heap ticks a counter on every alloc, share-with and free.
+// 24 bytes: ticks fit 32 bits (two per buffer at most, and a module that
+// fits in memory has far fewer than 2^30 buffers).
 struct Interval {
   int64_t size = 0;
-  int64_t start = 0;
-  int64_t end = -1;
+  int32_t start = 0;
+  int32_t end = -1;
   bool needs_allocation = false;
   bool present = false;
   bool first = false;
 };
+static_assert(sizeof(Interval) == 24);
 
 using Run = std::pair<int64_t, int64_t>;  // [offset, end) of the heap
 
@@ -267,6 +270,45 @@ class NodeRuns {
   RunUnion union_;  // SetToUnion's scratch
 };
 
+// Every buffer a layout can place (each root's group), ordered by start: a
+// leaf each in PlacedChunks' trees. The same for every order, so worked
+// out once per heap. A layout of some of the roots uses it too: leaves
+// never placed add nothing to what a placement reads.
+struct LeafOrder {
+  std::vector<uint32_t> leaf_of;          // buffer id -> leaf
+  std::vector<uint32_t> starting_by_end;  // leaf -> how many leaves start by its end
+};
+
+// Each buffer that takes bytes starts at a tick of its own (Prepare), so the
+// leaves come out of one pass over the ticks, without sorting.
+LeafOrder OrderLeaves(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
+                      const Csr<uint32_t>& groups) {
+  size_t ticks = 0;
+  for (uint32_t r : roots) {
+    for (uint32_t g : groups.row(r)) ticks = std::max(ticks, static_cast<size_t>(intervals[g].end) + 1);
+  }
+  std::vector<uint32_t> at_tick(ticks, kNoBuffer);
+  for (uint32_t r : roots) {
+    for (uint32_t g : groups.row(r)) at_tick[static_cast<size_t>(intervals[g].start)] = g;
+  }
+  LeafOrder leaves;
+  leaves.leaf_of.assign(intervals.size(), 0);
+  std::vector<uint32_t> started_before(ticks + 1);  // tick -> leaves starting before it
+  std::vector<uint32_t> by_start;
+  for (size_t t = 0; t < ticks; ++t) {
+    started_before[t] = static_cast<uint32_t>(by_start.size());
+    if (at_tick[t] == kNoBuffer) continue;
+    leaves.leaf_of[at_tick[t]] = static_cast<uint32_t>(by_start.size());
+    by_start.push_back(at_tick[t]);
+  }
+  started_before[ticks] = static_cast<uint32_t>(by_start.size());
+  leaves.starting_by_end.reserve(by_start.size());
+  for (uint32_t id : by_start) {
+    leaves.starting_by_end.push_back(started_before[static_cast<size_t>(intervals[id].end) + 1]);
+  }
+  return leaves;
+}
+
 // The chunks placed so far, for the question each placement asks: the
 // union of those live at some time in a buffer's [start, end]. A chunk live
 // then was either live at `start` or started inside, so two segment trees
@@ -284,31 +326,17 @@ class NodeRuns {
 // quadratic when a training step keeps all of its activations live.
 class PlacedChunks {
  public:
-  // `by_start`: every buffer that will be placed; sorted here into leaf order.
-  PlacedChunks(const std::vector<Interval>& intervals, std::vector<uint32_t> by_start,
-               int64_t alignment)
+  PlacedChunks(const std::vector<Interval>& intervals, const LeafOrder& leaves, int64_t alignment)
       : intervals_(intervals),
         alignment_(alignment),
-        live_(2 * by_start.size()),
-        group_count_((by_start.size() + kGroup - 1) / kGroup),
+        leaf_of_(leaves.leaf_of),
+        starting_by_end_(leaves.starting_by_end),
+        live_(2 * leaves.starting_by_end.size()),
+        group_count_((leaves.starting_by_end.size() + kGroup - 1) / kGroup),
         started_(2 * group_count_),
         stale_(group_count_, false) {
-    SortByKey(by_start.begin(), by_start.end(), [&](uint32_t id) { return intervals[id].start; });
-    leaf_of_.assign(intervals.size(), 0);
-    std::vector<int64_t> starts;  // leaf -> start time
-    starts.reserve(by_start.size());
-    for (size_t k = 0; k < by_start.size(); ++k) {
-      leaf_of_[by_start[k]] = static_cast<uint32_t>(k);
-      starts.push_back(intervals[by_start[k]].start);
-    }
-    // Worked out once: a buffer's placement and its query both need it.
-    starting_by_end_.reserve(by_start.size());
-    for (uint32_t id : by_start) {
-      starting_by_end_.push_back(static_cast<uint32_t>(
-          std::upper_bound(starts.begin(), starts.end(), intervals[id].end) - starts.begin()));
-    }
-    chunk_.assign(by_start.size(), kUnplaced);
-    stamp_.assign(by_start.size(), 0);
+    chunk_.assign(starting_by_end_.size(), kUnplaced);
+    stamp_.assign(starting_by_end_.size(), 0);
   }
 
   // Ask the cache for what placing `id` reads first: its leaf number, then,
@@ -395,8 +423,8 @@ class PlacedChunks {
 
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
-  std::vector<uint32_t> starting_by_end_;  // leaf -> how many leaves start by its end
-  std::vector<uint32_t> leaf_of_;  // buffer id -> leaf
+  const std::vector<uint32_t>& leaf_of_;
+  const std::vector<uint32_t>& starting_by_end_;
   std::vector<Run> chunk_;         // leaf -> its chunk once placed, else kUnplaced
   std::vector<uint32_t> stamp_;    // leaf -> last query that read it
   NodeRuns live_;
@@ -478,15 +506,10 @@ int64_t BestFit(std::vector<Run>* used, int64_t size, std::vector<Run>* scratch)
 // else returns roots.size().
 size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uint32_t>& roots,
                    const Csr<uint32_t>& groups, const std::vector<int64_t>& from_root,
-                   int64_t alignment, HeapResult* result,
+                   const LeafOrder& leaves, int64_t alignment, HeapResult* result,
                    int64_t budget = std::numeric_limits<int64_t>::max(),
                    size_t checked_from = 0) {
-  std::vector<uint32_t> members;
-  for (uint32_t r : roots) {
-    const auto group = groups.row(r);
-    members.insert(members.end(), group.begin(), group.end());
-  }
-  PlacedChunks placed(intervals, std::move(members), alignment);
+  PlacedChunks placed(intervals, leaves, alignment);
   auto place = [&](uint32_t g, int64_t offset) {
     placed.Place(g, offset);
     result->offsets[g] = offset;
@@ -569,6 +592,7 @@ struct PreparedHeap {
   std::vector<uint32_t> roots;  // the buffers that take a chunk of their own
   Csr<uint32_t> groups;         // per root: it and every buffer sharing its chunk
   std::vector<int64_t> from_root;
+  LeafOrder leaves;  // of every root's group
 };
 
 bool ScheduleTimeOrder(HeapOrder order) {
@@ -594,7 +618,7 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bo
         in.size = e.size;
         in.present = true;
         if (e.size == 0) break;  // nothing to place, no tick (EmptyLayout: offset 0)
-        in.start = counter++;
+        in.start = static_cast<int32_t>(counter++);
         if (with_steps) p.steps[e.buffer].first = e.step;
         in.needs_allocation = e.kind == HeapEvent::kAlloc;
         in.first = e.kind == HeapEvent::kAlloc && e.first;
@@ -603,7 +627,7 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bo
         break;
       case HeapEvent::kFree:
         if (in.size == 0) break;
-        in.end = counter++;
+        in.end = static_cast<int32_t>(counter++);
         if (with_steps) p.steps[e.buffer].second = e.step;
         break;
     }
@@ -612,7 +636,7 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bo
   for (uint32_t id = 0; id < id_count; ++id) {
     Interval& in = intervals[id];
     if (in.present && in.size > 0 && in.end < 0) {
-      in.end = counter;
+      in.end = static_cast<int32_t>(counter);
       if (with_steps) p.steps[id].second = last_step;
     }
   }
@@ -648,6 +672,7 @@ PreparedHeap Prepare(const std::vector<HeapEvent>& events, uint32_t id_count, bo
       for (uint32_t g : group) emit(root, g);
     }
   });
+  p.leaves = OrderLeaves(p.intervals, p.roots, p.groups);
   return p;
 }
 
@@ -661,7 +686,7 @@ std::vector<uint32_t> SortedRoots(const PreparedHeap& p, HeapOrder order) {
   if (order == HeapOrder::kTemporal) {
     max_end.assign(id_count, 0);
     for (uint32_t r : roots) {
-      for (uint32_t g : groups.row(r)) max_end[r] = std::max(max_end[r], intervals[g].end);
+      for (uint32_t g : groups.row(r)) max_end[r] = std::max<int64_t>(max_end[r], intervals[g].end);
     }
   }
   // Per root, for the schedule-time orders: the group's first and last
@@ -735,7 +760,7 @@ HeapResult EmptyLayout(const PreparedHeap& p) {
 
 HeapResult LayOut(const PreparedHeap& p, const std::vector<uint32_t>& roots, int64_t alignment) {
   HeapResult result = EmptyLayout(p);
-  PlaceGroups(p.intervals, roots, p.groups, p.from_root, alignment, &result);
+  PlaceGroups(p.intervals, roots, p.groups, p.from_root, p.leaves, alignment, &result);
   return result;
 }
 
@@ -751,7 +776,7 @@ HeapResult LayOutWithinBudget(const PreparedHeap& p, std::vector<uint32_t> roots
   size_t checked_from = 0, repacked_for = kNone;
   for (int repacks = 0;;) {
     HeapResult result = EmptyLayout(p);
-    const size_t stop = PlaceGroups(p.intervals, roots, p.groups, p.from_root, alignment,
+    const size_t stop = PlaceGroups(p.intervals, roots, p.groups, p.from_root, p.leaves, alignment,
                                     &result, budget.bytes, checked_from);
     if (stop == roots.size()) return result;
     if (repacks == budget.max_repacks) return LayOut(p, roots, alignment);
@@ -767,7 +792,7 @@ HeapResult LayOutWithinBudget(const PreparedHeap& p, std::vector<uint32_t> roots
       if (placed[r]) repacked.push_back(r);
     }
     HeapResult trial = EmptyLayout(p);
-    if (PlaceGroups(p.intervals, repacked, p.groups, p.from_root, alignment, &trial,
+    if (PlaceGroups(p.intervals, repacked, p.groups, p.from_root, p.leaves, alignment, &trial,
                     budget.bytes) == repacked.size()) {
       std::copy(repacked.begin(), repacked.end(), roots.begin());
       repacked_for = stop;
