@@ -199,7 +199,15 @@ class NodeRuns {
     }
     CoverWithFirst(first, last, run);
     std::copy(last, end, first + 1);
-    n.second = InBlock(count - static_cast<uint32_t>(last - first - 1), block);
+    const uint32_t left = count - static_cast<uint32_t>(last - first - 1);
+    if (left == 1) {
+      // One run again: kept inline. Every block held 2 runs or more once,
+      // so it goes back as a block of 2.
+      n = {runs[0].first, runs[0].second};
+      pool_.Free(block, 1);
+      return;
+    }
+    n.second = InBlock(left, block);
   }
 
   // Replaces the runs of `node` with the union of those of nodes `a` and
@@ -423,8 +431,8 @@ class PlacedChunks {
 
   const std::vector<Interval>& intervals_;
   const int64_t alignment_;
-  const std::vector<uint32_t>& leaf_of_;
-  const std::vector<uint32_t>& starting_by_end_;
+  const std::vector<uint32_t>& leaf_of_;          // LeafOrder's
+  const std::vector<uint32_t>& starting_by_end_;  // LeafOrder's
   std::vector<Run> chunk_;         // leaf -> its chunk once placed, else kUnplaced
   std::vector<uint32_t> stamp_;    // leaf -> last query that read it
   NodeRuns live_;
