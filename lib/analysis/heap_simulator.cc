@@ -344,7 +344,6 @@ class PlacedChunks {
         started_(2 * group_count_),
         stale_(group_count_, false) {
     chunk_.assign(starting_by_end_.size(), kUnplaced);
-    stamp_.assign(starting_by_end_.size(), 0);
   }
 
   // Ask the cache for what placing `id` reads first: its leaf number, then,
@@ -376,20 +375,19 @@ class PlacedChunks {
   }
 
   // Adds to `out` the chunks live at some time in the lifetime of `id`, a
-  // buffer not placed yet. With `dedupe`, a chunk read one by one under the
-  // same `query` (> 0, new per placement) is not read again: a group's
-  // members can overlap the same chunk.
-  void AddLive(uint32_t id, uint32_t query, bool dedupe, RunUnion* out) {
+  // buffer not placed yet. The members of a group can read the same chunk
+  // twice; the union is the same.
+  void AddLive(uint32_t id, RunUnion* out) {
     const size_t first = leaf_of_[id];
     for (size_t node = first + chunk_.size(); node >= 1; node /= 2) live_.AddTo(node, out);
     const size_t limit = starting_by_end_[first];
     size_t group = (first + kGroup - 1) / kGroup, group_end = limit / kGroup;
     if (group >= group_end) {
-      AddPlaced(first, limit, query, dedupe, out);
+      AddPlaced(first, limit, out);
       return;
     }
-    AddPlaced(first, group * kGroup, query, dedupe, out);
-    AddPlaced(group_end * kGroup, limit, query, dedupe, out);
+    AddPlaced(first, group * kGroup, out);
+    AddPlaced(group_end * kGroup, limit, out);
     for (group += group_count_, group_end += group_count_; group < group_end;
          group /= 2, group_end /= 2) {
       if (group & 1) AddStarted(group++, out);
@@ -418,14 +416,9 @@ class PlacedChunks {
     stale_[node] = false;
   }
 
-  void AddPlaced(size_t first, size_t limit, uint32_t query, bool dedupe, RunUnion* out) {
+  void AddPlaced(size_t first, size_t limit, RunUnion* out) {
     for (size_t leaf = first; leaf < limit; ++leaf) {
-      if (chunk_[leaf] == kUnplaced) continue;
-      if (dedupe) {
-        if (stamp_[leaf] == query) continue;
-        stamp_[leaf] = query;
-      }
-      out->AddOne(chunk_[leaf]);
+      if (chunk_[leaf] != kUnplaced) out->AddOne(chunk_[leaf]);
     }
   }
 
@@ -434,7 +427,6 @@ class PlacedChunks {
   const std::vector<uint32_t>& leaf_of_;          // LeafOrder's
   const std::vector<uint32_t>& starting_by_end_;  // LeafOrder's
   std::vector<Run> chunk_;         // leaf -> its chunk once placed, else kUnplaced
-  std::vector<uint32_t> stamp_;    // leaf -> last query that read it
   NodeRuns live_;
   size_t group_count_;
   NodeRuns started_;
@@ -525,7 +517,6 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
   };
   std::vector<Run> used, scratch;
   RunUnion live;
-  uint32_t query = 0;
   // Whether the group placed at `x` (+ each member's distance) fits; only
   // asked under a budget.
   const bool budgeted = budget < std::numeric_limits<int64_t>::max();
@@ -560,7 +551,7 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
       used.clear();
       for (uint32_t g : group) {
         live.Clear();
-        placed.AddLive(g, 0, false, &live);
+        placed.AddLive(g, &live);
         const int64_t d = from_root[g] + (-lowest);
         const int64_t size = RoundUpTo(intervals[g].size, alignment);
         // Runs rather than chunks change nothing here: chunks that overlap
@@ -578,10 +569,9 @@ size_t PlaceGroups(const std::vector<Interval>& intervals, const std::vector<uin
     }
     int64_t max_size = 0;
     live.Clear();
-    ++query;
     for (uint32_t g : group) {
       max_size = std::max(max_size, intervals[g].size);
-      placed.AddLive(g, query, group.size() > 1, &live);
+      placed.AddLive(g, &live);
     }
     const int64_t offset = BestFitSorted(live.runs(), max_size);
     if (over_budget(k, group, offset)) return k;
