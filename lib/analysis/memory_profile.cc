@@ -30,14 +30,14 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     BufferRecord r;
     r.buffer = b;
     r.bytes = assignment.buffer_size(b);
-    r.allocation = a;
+    r.allocation = static_cast<int32_t>(a);
     ValueId largest = df.buffer_values(b)[0];
     for (ValueId v : df.buffer_values(b)) {
       if (df.value(v).size > df.value(largest).size) largest = v;
       const LiveRange& range = assignment.live_range(v);
       if (!range.valid()) continue;
-      r.start = r.start < 0 ? range.start : std::min<int64_t>(r.start, range.start);
-      r.end = std::max<int64_t>(r.end, range.end);
+      r.start = r.start < 0 ? range.start : std::min(r.start, range.start);
+      r.end = std::max(r.end, range.end);
     }
     const HloValue& value = df.value(largest);
     r.instruction = value.instruction;
@@ -59,7 +59,7 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     // Parameters and constants occupy memory for the whole execution.
     if (r.kind == BufferKind::kParameter || r.kind == BufferKind::kConstant) {
       r.start = 0;
-      if (r.kind == BufferKind::kConstant || !alloc.aliased_with_output) r.end = end_time;
+      if (r.kind == BufferKind::kConstant || !alloc.aliased_with_output) r.end = static_cast<int32_t>(end_time);
     }
     profile.buffers.push_back(r);
   }
@@ -92,16 +92,15 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     const Allocation& alloc = assignment.allocations()[static_cast<size_t>(r.allocation)];
     if (r.kind == BufferKind::kConstant ||
         (r.kind == BufferKind::kParameter && !alloc.aliased_with_output)) {
-      occupancies.push_back({r.offset, r.bytes, static_cast<int32_t>(r.allocation),
-                             static_cast<int32_t>(r.start), static_cast<int32_t>(r.end),
+      occupancies.push_back({r.offset, r.bytes, r.allocation, r.start, r.end,
                              static_cast<uint32_t>(k)});
       continue;
     }
     for (ValueId v : df.buffer_values(r.buffer)) {
       const LiveRange& range = assignment.live_range(v);
       if (!range.valid()) continue;
-      occupancies.push_back({assignment.offset_of(v), r.bytes, static_cast<int32_t>(r.allocation),
-                             range.start, range.end, static_cast<uint32_t>(k)});
+      occupancies.push_back({assignment.offset_of(v), r.bytes, r.allocation, range.start,
+                             range.end, static_cast<uint32_t>(k)});
     }
   }
   std::sort(occupancies.begin(), occupancies.end(), [](const Occupancy& a, const Occupancy& b) {

@@ -24,21 +24,23 @@ absl::string_view BufferKindName(BufferKind kind);  // "parameter", "output", ..
 
 // Fields ordered largest first: a million of these make a large module's
 // profile, and the order without padding saves 16 bytes each.
+// 48 bytes: one per buffer. Steps are LiveRange's 32 bits, and allocation
+// indices are fewer than buffers.
 struct BufferRecord {
+  int64_t bytes = 0;
+  int64_t offset = -1;
+  int32_t allocation = -1;
+  int32_t start = -1;  // first step live (inclusive), -1 when never scheduled
+  int32_t end = -1;    // last step live (inclusive)
   // The buffer's largest value (its shape index: Dataflow::value_index).
   ValueId value = 0;
-  int64_t bytes = 0;
-  int64_t allocation = -1;
-  int64_t offset = -1;
-  int64_t start = -1;  // first step live (inclusive), -1 when never scheduled
-  int64_t end = -1;    // last step live (inclusive)
   BufferId buffer = 0;
   InstrId instruction = hlo::kNoId;  // defining instruction of its largest value
   ShapeId shape = 0;
   BufferKind kind = BufferKind::kTemp;
   bool is_tuple_table = false;
 };
-static_assert(sizeof(BufferRecord) <= 64);
+static_assert(sizeof(BufferRecord) == 48);
 
 struct MemoryProfile {
   std::vector<BufferRecord> buffers;  // every buffer with an allocation
