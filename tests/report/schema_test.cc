@@ -145,6 +145,24 @@ INSTANTIATE_TEST_SUITE_P(Cases, SchemaTest,
                                            "det_missed_donation_pos"),
                          [](const auto& info) { return std::string(info.param); });
 
+// The reader takes each module's buffers as the parse reaches them, not
+// from the whole document: every module must still get its own rows.
+TEST(ReadJsonReportTest, EachModuleReadsBackItsOwnBuffers) {
+  Report report = BuildCase("transformer_block_train_step");
+  Report second = BuildCase("adam_update_donated");
+  report.modules.push_back(std::move(second.modules.front()));
+  ASSERT_NE(report.modules[0].rows.size(), report.modules[1].rows.size());
+  const std::string json = WriteJson(report, WriteOptions());
+  absl::StatusOr<Report> read = ReadJsonReport(json, "report.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->modules.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    ASSERT_EQ(read->modules[k].rows.size(), report.modules[k].rows.size()) << k;
+    EXPECT_EQ(read->modules[k].rows.front().instruction, report.modules[k].rows.front().instruction);
+  }
+  EXPECT_EQ(WriteJson(*read, WriteOptions()), json);
+}
+
 TEST(SchemaCheckerTest, CatchesARenamedKeyAndAWrongType) {
   const Report report = BuildCase("seed_gather_grad_int32_grads");
   Json j = Json::parse(WriteJson(report, WriteOptions()));
