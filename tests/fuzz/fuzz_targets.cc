@@ -24,6 +24,7 @@
 #include "lib/hlo/proto_reader.h"
 #include "lib/hlo/text_parser.h"
 #include "lib/hlo/verifier.h"
+#include "lib/report/writers.h"
 #include "lib/target/gpu.h"
 #include "lib/target/resolve.h"
 #include "lib/target/target_files.h"
@@ -248,6 +249,17 @@ void FuzzXlaOomError(absl::string_view data) {
   }
 }
 
+void FuzzReportJson(absl::string_view data) {
+  constexpr absl::string_view kPath = "fuzz.json";
+  const absl::StatusOr<report::Report> read = report::ReadJsonReport(data, std::string(kPath));
+  if (!read.ok()) {
+    CheckDiagnostic(read.status(), kPath);
+    return;
+  }
+  // Whatever was read must write again (a baseline's numbers are shown).
+  report::WriteJson(*read, report::WriteOptions());
+}
+
 absl::Span<const FuzzTarget> FuzzTargets() {
   static constexpr FuzzTarget kTargets[] = {
       {"hlo_text", &FuzzHloText},
@@ -258,6 +270,7 @@ absl::Span<const FuzzTarget> FuzzTargets() {
       {"gpu_target_config", &FuzzGpuTargetConfig},
       {"tpu_target_arguments", &FuzzTpuTargetArguments},
       {"xla_oom_error", &FuzzXlaOomError},
+      {"report_json", &FuzzReportJson},
   };
   return kTargets;
 }

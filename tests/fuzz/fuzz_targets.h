@@ -32,6 +32,8 @@ void FuzzGpuTargetConfig(absl::string_view data);
 void FuzzTpuTargetArguments(absl::string_view data);
 // A log or pasted error -> the out-of-memory messages of XLA:TPU and XLA:GPU.
 void FuzzXlaOomError(absl::string_view data);
+// A report's JSON (check's and diff's baselines) -> the report -> JSON again.
+void FuzzReportJson(absl::string_view data);
 
 struct FuzzTarget {
   absl::string_view name;  // the fuzzer binary and tests/regress/<name>/
