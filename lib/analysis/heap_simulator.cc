@@ -261,7 +261,9 @@ class NodeRuns {
   static int64_t InBlock(uint32_t count, uint32_t block) {
     return static_cast<int64_t>(uint64_t{count} << 32 | block);
   }
-  static uint32_t Count(const Node& n) { return static_cast<uint32_t>(static_cast<uint64_t>(n.second) >> 32); }
+  static uint32_t Count(const Node& n) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(n.second) >> 32);
+  }
   static uint32_t Block(const Node& n) { return static_cast<uint32_t>(n.second); }
   bool Held(size_t node) const { return (held_[node / 64] >> (node % 64) & 1) != 0; }
   void MarkHeld(size_t node) { held_[node / 64] |= uint64_t{1} << (node % 64); }
@@ -293,7 +295,9 @@ LeafOrder OrderLeaves(const std::vector<Interval>& intervals, const std::vector<
                       const Csr<uint32_t>& groups) {
   size_t ticks = 0;
   for (uint32_t r : roots) {
-    for (uint32_t g : groups.row(r)) ticks = std::max(ticks, static_cast<size_t>(intervals[g].end) + 1);
+    for (uint32_t g : groups.row(r)) {
+      ticks = std::max(ticks, static_cast<size_t>(intervals[g].end) + 1);
+    }
   }
   std::vector<uint32_t> at_tick(ticks, kNoBuffer);
   for (uint32_t r : roots) {

@@ -59,7 +59,9 @@ MemoryProfile ComputeMemoryProfile(const BufferAssignment& assignment) {
     // Parameters and constants occupy memory for the whole execution.
     if (r.kind == BufferKind::kParameter || r.kind == BufferKind::kConstant) {
       r.start = 0;
-      if (r.kind == BufferKind::kConstant || !alloc.aliased_with_output) r.end = static_cast<int32_t>(end_time);
+      if (r.kind == BufferKind::kConstant || !alloc.aliased_with_output) {
+        r.end = static_cast<int32_t>(end_time);
+      }
     }
     profile.buffers.push_back(r);
   }

@@ -22,10 +22,9 @@ enum class BufferKind : uint8_t {
 };
 absl::string_view BufferKindName(BufferKind kind);  // "parameter", "output", ...
 
-// Fields ordered largest first: a million of these make a large module's
-// profile, and the order without padding saves 16 bytes each.
-// 48 bytes: one per buffer. Steps are LiveRange's 32 bits, and allocation
-// indices are fewer than buffers.
+// 48 bytes, fields ordered largest first (no padding): a million of these
+// make a large module's profile. Steps are LiveRange's 32 bits, and
+// allocation indices are fewer than buffers.
 struct BufferRecord {
   int64_t bytes = 0;
   int64_t offset = -1;

@@ -733,8 +733,7 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
     // Depths: modules[] at 1, a module's keys at 3, its buffers[] items at 4.
     std::vector<ReadRows> buffers;  // per module, in order
     std::string key_at[4];          // the last key read at depths 1 and 3
-    const Json root = Json::parse(json.begin(), json.end(), [&](int depth, Json::parse_event_t event,
-                                                                 Json& parsed) {
+    auto read_buffers = [&](int depth, Json::parse_event_t event, Json& parsed) {
       if (event == Json::parse_event_t::key && (depth == 1 || depth == 3)) {
         key_at[depth] = parsed.get<std::string>();
         return true;
@@ -748,7 +747,8 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
         return false;
       }
       return true;
-    });
+    };
+    const Json root = Json::parse(json.begin(), json.end(), read_buffers);
     if (!root.is_object() || !root.contains("modules") || !root.contains("schema_version")) {
       return absl::InvalidArgumentError(
           absl::StrCat(origin, ": error: not an hlomem report (no schema_version and modules)"));

@@ -158,7 +158,8 @@ TEST(ReadJsonReportTest, EachModuleReadsBackItsOwnBuffers) {
   ASSERT_EQ(read->modules.size(), 2u);
   for (size_t k = 0; k < 2; ++k) {
     ASSERT_EQ(read->modules[k].rows.size(), report.modules[k].rows.size()) << k;
-    EXPECT_EQ(read->modules[k].rows.front().instruction, report.modules[k].rows.front().instruction);
+    EXPECT_EQ(read->modules[k].rows.front().instruction,
+              report.modules[k].rows.front().instruction);
   }
   EXPECT_EQ(WriteJson(*read, WriteOptions()), json);
 }
