@@ -15,7 +15,7 @@ shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(hlo_text hlo_proto xla_buffer_assignment dump_file_name text_proto gpu_target_config
-           tpu_target_arguments xla_oom_error)
+           tpu_target_arguments xla_oom_error report_json)
 fi
 build="${HLOMEM_FUZZ_BUILD:-build-fuzz}"  # a build directory of its own
 

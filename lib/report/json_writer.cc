@@ -2,6 +2,7 @@
 // The keys in lib/report/report.schema.json are a contract: fields may be
 // added, never renamed. All sizes are integer bytes.
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -361,16 +362,37 @@ std::string Dump(const Json& root, const WriteOptions& options) {
 
 // Reading ---------------------------------------------------------------
 
-// Throws nlohmann's type_error on a wrong type; ReadJsonReport reports it.
+// A value where a report holds an integer that is not one: the file is not
+// a report hlomem wrote. (A float would not convert safely: one past the
+// range of int64_t is undefined behavior.) ReadJsonReport reports it.
+struct NotAnInteger : std::runtime_error {
+  NotAnInteger() : std::runtime_error("a number that should be an integer is not") {}
+};
+
+int64_t AsInt(const Json& v) {
+  if (!v.is_number_integer()) throw NotAnInteger();
+  return v.get<int64_t>();
+}
+
+std::vector<int64_t> AsInts(const Json& v) {
+  if (!v.is_array()) throw NotAnInteger();
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (const Json& e : v) out.push_back(AsInt(e));
+  return out;
+}
+
+// Throws nlohmann's type_error on a wrong type, NotAnInteger on a number
+// that is not an integer; ReadJsonReport reports them.
 int64_t IntOr(const Json& j, const char* key, int64_t fallback) {
   auto it = j.find(key);
-  return it == j.end() || it->is_null() ? fallback : it->get<int64_t>();
+  return it == j.end() || it->is_null() ? fallback : AsInt(*it);
 }
 
 std::optional<int64_t> OptionalInt(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<int64_t>();
+  return AsInt(*it);
 }
 
 std::string StringOr(const Json& j, const char* key) {
@@ -409,7 +431,7 @@ BufferRow ReadBuffer(const Json& j, StringPool* pool) {
   auto intern = [&](const char* key) { return pool->Intern(StringOr(j, key)); };
   BufferRow r;
   r.instruction = StringOr(j, "instruction");
-  if (j.contains("shape_index")) r.shape_index = j["shape_index"].get<std::vector<int64_t>>();
+  if (j.contains("shape_index")) r.shape_index = AsInts(j["shape_index"]);
   r.opcode = intern("opcode");
   r.shape = intern("shape");
   r.bytes = IntOr(j, "bytes", 0);
@@ -456,7 +478,13 @@ struct ReadRows {
   std::shared_ptr<StringPool> pool = std::make_shared<StringPool>();
 };
 
-ModuleReport ReadModule(const Json& j, ReadRows buffers) {
+// The longest timeline a report read back may ask for (1 GiB of steps):
+// hlomem's schedules stay below 2^31 steps, and its default element limit
+// keeps a module's far below this.
+constexpr int64_t kMaxTimelineSteps = int64_t{1} << 27;
+
+// Sets *error, and returns what it read so far, on a file no hlomem wrote.
+ModuleReport ReadModule(const Json& j, ReadRows buffers, std::string* error) {
   ModuleReport m;
   m.name = StringOr(j, "name");
   if (j.contains("files")) m.files = j["files"].get<std::vector<std::string>>();
@@ -536,11 +564,13 @@ ModuleReport ReadModule(const Json& j, ReadRows buffers) {
   m.string_pools.push_back(std::move(buffers.pool));
   if (j.contains("live_at_peak")) {
     for (const Json& k : j["live_at_peak"]) {
-      const size_t index = k.get<size_t>();
-      if (index < m.rows.size()) m.profile.live_at_peak.push_back(index);
+      const int64_t index = AsInt(k);
+      if (index >= 0 && static_cast<size_t>(index) < m.rows.size()) {
+        m.profile.live_at_peak.push_back(static_cast<size_t>(index));
+      }
     }
   }
-  if (j.contains("timeline")) m.profile.timeline = j["timeline"].get<std::vector<int64_t>>();
+  if (j.contains("timeline")) m.profile.timeline = AsInts(j["timeline"]);
   auto truncated = j.find("truncated");
   if (truncated != j.end() && truncated->is_object()) {
     if (truncated->contains("buffers")) m.buffers_total = IntOr((*truncated)["buffers"], "total", 0);
@@ -565,10 +595,24 @@ ModuleReport ReadModule(const Json& j, ReadRows buffers) {
   // over the schedule's length, so that steps index it as before.
   auto steps = j.find("timeline_steps");
   if (steps != j.end() && steps->is_array() && steps->size() == m.profile.timeline.size()) {
-    const std::vector<int64_t> at = steps->get<std::vector<int64_t>>();
+    const std::vector<int64_t> at = AsInts(*steps);
     const std::vector<int64_t> bytes = std::move(m.profile.timeline);
+    // The steps index the timeline to be rebuilt: a file that did not come
+    // from hlomem must not make them write out of it or size it at will.
+    for (size_t k = 0; k < at.size(); ++k) {
+      if (at[k] < 0 || (k > 0 && at[k] <= at[k - 1])) {
+        *error = "timeline_steps is not a list of increasing steps";
+        return m;
+      }
+    }
     const int64_t length =
-        std::max<int64_t>(m.timeline_total > 0 ? m.timeline_total : m.schedule_length, at.empty() ? 0 : at.back() + 1);
+        std::max<int64_t>(m.timeline_total > 0 ? m.timeline_total : m.schedule_length,
+                          at.empty() ? 0 : at.back() + 1);
+    if (length > kMaxTimelineSteps) {
+      *error = absl::StrCat("the timeline has ", length, " steps; a report has at most ",
+                            kMaxTimelineSteps);
+      return m;
+    }
     m.profile.timeline.assign(static_cast<size_t>(length), 0);
     for (size_t k = 0; k < at.size(); ++k) {
       const int64_t end = k + 1 < at.size() ? at[k + 1] : length;
@@ -753,7 +797,7 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
       return absl::InvalidArgumentError(
           absl::StrCat(origin, ": error: not an hlomem report (no schema_version and modules)"));
     }
-    const int version = root["schema_version"].get<int>();
+    const int64_t version = AsInt(root["schema_version"]);
     if (version < 1 || version > kSchemaVersion) {
       return absl::InvalidArgumentError(absl::StrCat(origin, ": error: report schema version ", version,
                                                      "; this hlomem reads version ", kSchemaVersion));
@@ -765,7 +809,11 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
     for (const Json& m : root["modules"]) {
       ReadRows rows;
       if (m.is_object() && next < buffers.size()) rows = std::move(buffers[next++]);
-      report.modules.push_back(ReadModule(m, std::move(rows)));
+      std::string error;
+      report.modules.push_back(ReadModule(m, std::move(rows), &error));
+      if (!error.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(origin, ": error: ", error));
+      }
     }
     if (root.contains("warnings")) report.warnings = root["warnings"].get<std::vector<std::string>>();
     if (root.contains("unreadable_modules")) {
@@ -774,6 +822,8 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
       }
     }
   } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", e.what()));
+  } catch (const NotAnInteger& e) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", e.what()));
   }
   if (report.modules.empty()) {

@@ -164,6 +164,45 @@ TEST(ReadJsonReportTest, EachModuleReadsBackItsOwnBuffers) {
   EXPECT_EQ(WriteJson(*read, WriteOptions()), json);
 }
 
+// A bounded timeline read back is rebuilt from its kept steps: steps out of
+// order, or a length no report has, are an error, never a write past the
+// timeline or an allocation of whatever size the file says.
+TEST(ReadJsonReportTest, TimelineStepsMustIncreaseAndStayBounded) {
+  const Json written = Json::parse(WriteJson(BuildCase("adam_update_donated"), WriteOptions()));
+  auto read_with = [&](const Json& steps, int64_t total) {
+    Json j = written;
+    Json& m = j["modules"][0];
+    m["timeline"] = Json::array({10, 20, 30});
+    m["timeline_steps"] = steps;
+    m["truncated"] = Json{{"timeline", Json{{"total", total}}}};
+    return ReadJsonReport(j.dump(), "baseline.json");
+  };
+  absl::StatusOr<Report> kept = read_with(Json::array({0, 2, 4}), 6);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->modules[0].profile.timeline, (std::vector<int64_t>{10, 10, 20, 20, 30, 30}));
+
+  absl::StatusOr<Report> unordered = read_with(Json::array({0, 100, 5}), 6);
+  ASSERT_FALSE(unordered.ok());
+  EXPECT_EQ(unordered.status().message(),
+            "baseline.json: error: timeline_steps is not a list of increasing steps");
+  absl::StatusOr<Report> huge = read_with(Json::array({0, 2, 4}), int64_t{1} << 40);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(),
+            "baseline.json: error: the timeline has 1099511627776 steps; a report has at most "
+            "134217728");
+}
+
+// A float where the report has an integer is not converted (past int64_t
+// that is undefined behavior): the file is refused.
+TEST(ReadJsonReportTest, AFloatInAnIntegerFieldIsAnError) {
+  Json j = Json::parse(WriteJson(BuildCase("adam_update_donated"), WriteOptions()));
+  j["modules"][0]["schedule_length"] = 5.1e85;
+  absl::StatusOr<Report> read = ReadJsonReport(j.dump(), "baseline.json");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message(),
+            "baseline.json: error: bad report JSON: a number that should be an integer is not");
+}
+
 TEST(SchemaCheckerTest, CatchesARenamedKeyAndAWrongType) {
   const Report report = BuildCase("seed_gather_grad_int32_grads");
   Json j = Json::parse(WriteJson(report, WriteOptions()));
