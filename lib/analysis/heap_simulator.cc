@@ -65,12 +65,9 @@ void CoverWithFirst(It first, It last, Run run) {
 class RunUnion {
  public:
   void Clear() { runs_.clear(); }
-  // [first, last): sorted by offset, overlapping or not.
+  // [first, last): sorted by offset, overlapping or not; two runs or more
+  // (a tree node holding one keeps it inline and adds it with AddOne).
   void AddSorted(const Run* first, const Run* last) {
-    if (last - first == 1) {  // most tree nodes hold one run
-      Insert(*first);
-      return;
-    }
     merged_.clear();
     auto from_runs = runs_.cbegin();
     while (from_runs != runs_.cend() || first != last) {
