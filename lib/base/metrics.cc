@@ -20,6 +20,7 @@ struct Phase {
   const char* name;
   double seconds = 0;
   int64_t calls = 0;
+  int64_t page_faults = 0;
   int64_t rss = 0;       // at the end of its last call
   int64_t peak_rss = 0;  // high-water mark at the end of its last call
 };
@@ -36,7 +37,7 @@ std::vector<Phase>& Phases() {
 void Metrics::Enable() { g_enabled.store(true, std::memory_order_relaxed); }
 bool Metrics::enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
-void Metrics::Record(const char* name, double seconds) {
+void Metrics::Record(const char* name, double seconds, int64_t page_faults) {
   const int64_t rss = CurrentRssBytes();
   const int64_t peak = PeakRssBytes();
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -51,6 +52,7 @@ void Metrics::Record(const char* name, double seconds) {
   }
   phase->seconds += seconds;
   ++phase->calls;
+  phase->page_faults += page_faults;
   phase->rss = rss;
   phase->peak_rss = peak;
 }
@@ -59,14 +61,15 @@ std::string Metrics::Report(double total_seconds) {
   std::lock_guard<std::mutex> lock(g_mutex);
   int width = 10;
   for (const Phase& p : Phases()) width = std::max(width, static_cast<int>(std::strlen(p.name)));
-  std::string out = absl::StrFormat("%-*s %9s %6s %11s %11s\n", width, "phase", "seconds", "calls",
-                                    "rss", "peak_rss");
+  std::string out = absl::StrFormat("%-*s %9s %6s %9s %11s %11s\n", width, "phase", "seconds",
+                                    "calls", "faults", "rss", "peak_rss");
   for (const Phase& p : Phases()) {
-    absl::StrAppendFormat(&out, "%-*s %9.3f %6d %11s %11s\n", width, p.name, p.seconds, p.calls,
-                          HumanBytes(p.rss), HumanBytes(p.peak_rss));
+    absl::StrAppendFormat(&out, "%-*s %9.3f %6d %9d %11s %11s\n", width, p.name, p.seconds,
+                          p.calls, p.page_faults, HumanBytes(p.rss), HumanBytes(p.peak_rss));
   }
-  absl::StrAppendFormat(&out, "%-*s %9.3f %6s %11s %11s\n", width, "total", total_seconds, "",
-                        HumanBytes(CurrentRssBytes()), HumanBytes(PeakRssBytes()));
+  absl::StrAppendFormat(&out, "%-*s %9.3f %6s %9d %11s %11s\n", width, "total", total_seconds,
+                        "", MinorPageFaults(), HumanBytes(CurrentRssBytes()),
+                        HumanBytes(PeakRssBytes()));
   return out;
 }
 
@@ -84,6 +87,12 @@ int64_t PeakRssBytes() {
   struct rusage usage;
   if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+int64_t MinorPageFaults() {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<int64_t>(usage.ru_minflt);
 }
 
 }  // namespace hlomem

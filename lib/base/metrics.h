@@ -16,27 +16,33 @@ class Metrics {
  public:
   static void Enable();
   static bool enabled();
-  // Adds `seconds` to phase `name` (a string literal) and notes the RSS now.
-  static void Record(const char* name, double seconds);
+  // Adds `seconds` and `page_faults` to phase `name` (a string literal) and
+  // notes the RSS now.
+  static void Record(const char* name, double seconds, int64_t page_faults);
   // One line per phase in first-recorded order, then the total:
-  // "phase  seconds  calls  rss  peak_rss", sizes like "1.21GiB".
+  // "phase  seconds  calls  faults  rss  peak_rss", sizes like "1.21GiB".
   static std::string Report(double total_seconds);
 };
 
 // The process's resident set now and its high-water mark, in bytes.
 int64_t CurrentRssBytes();
 int64_t PeakRssBytes();
+// The process's minor page faults so far, every thread's: each is a page
+// of memory touched for the first time (cleared by the kernel) or mapped
+// back in, so a phase's count says how much fresh memory it paid for.
+int64_t MinorPageFaults();
 
 class ScopedPhase {
  public:
   explicit ScopedPhase(const char* name)
       : name_(Metrics::enabled() ? name : nullptr),
         start_(name_ ? std::chrono::steady_clock::now()
-                     : std::chrono::steady_clock::time_point()) {}
+                     : std::chrono::steady_clock::time_point()),
+        start_faults_(name_ ? MinorPageFaults() : 0) {}
   ~ScopedPhase() {
     if (name_ == nullptr) return;
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
-    Metrics::Record(name_, elapsed.count());
+    Metrics::Record(name_, elapsed.count(), MinorPageFaults() - start_faults_);
   }
   ScopedPhase(const ScopedPhase&) = delete;
   ScopedPhase& operator=(const ScopedPhase&) = delete;
@@ -44,6 +50,7 @@ class ScopedPhase {
  private:
   const char* name_;
   std::chrono::steady_clock::time_point start_;
+  int64_t start_faults_;
 };
 
 }  // namespace hlomem

@@ -1,5 +1,6 @@
 // Runs the hlomem binary as a user would and checks what it prints, its exit
 // codes and the files it writes.
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,18 @@ TEST(CliTest, StatsSplitTheParseAndTheAnalysisIntoTheirStepsInOneAlignedTable) {
     EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[seconds_end - 1]))) << line;
     EXPECT_EQ(line[seconds_end], ' ') << line;
   }
+  // The faults column: the process has touched fresh pages by the end (its
+  // own start-up at least), and a phase's count is a whole number.
+  ASSERT_NE(lines[0].find("faults"), std::string::npos) << lines[0];
+  ASSERT_LT(lines[0].find("calls"), lines[0].find("faults")) << lines[0];
+  const size_t faults_end = lines[0].find("faults") + std::string("faults").size();
+  const std::string& total = lines[next];
+  ASSERT_GT(total.size(), faults_end) << total;
+  const size_t faults_begin = total.find_last_of(' ', faults_end - 1) + 1;
+  const std::string faults = total.substr(faults_begin, faults_end - faults_begin);
+  ASSERT_FALSE(faults.empty()) << total;
+  EXPECT_TRUE(std::all_of(faults.begin(), faults.end(), ::isdigit)) << total;
+  EXPECT_GT(std::stoll(faults), 0) << total;
 }
 
 TEST(CliTest, UnknownFlagIsAUsageError) {
