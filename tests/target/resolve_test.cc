@@ -199,6 +199,13 @@ TEST(ResolveTargetTest, ModuleTellsWhenNothingElseDoes) {
       "  ROOT g = (f32[8,8]{1,0}, s8[0]{0}) custom-call(p, p), "
       "custom_call_target=\"__cublas$gemm\"\n}\n");
   EXPECT_EQ(BackendOf(TargetInputs{}, &cublas), BackendName(Backend::kGpu));
+  // A custom call to a library of no GPU's does not tell.
+  const hlo::Module onednn = Parse(
+      "HloModule m\n\nENTRY e {\n"
+      "  p = f32[8,8]{1,0} parameter(0)\n"
+      "  ROOT g = f32[8,8]{1,0} custom-call(p, p), "
+      "custom_call_target=\"__onednn$matmul\"\n}\n");
+  EXPECT_EQ(BackendOfModule(onednn), Backend::kUnknown);
 
   const hlo::Module plain = Parse(
       "HloModule m\n\nENTRY e {\n  p = f32[8]{0} parameter(0)\n  ROOT n = f32[8]{0} negate(p)\n}\n");
