@@ -91,7 +91,7 @@ bool CanShareOperandBufferWithUser(const Dataflow& df, NodeId operand_node, Inst
         if (other != Opcode::kDot && other != Opcode::kConvolution) continue;
         const InstrId param = add_ops[slot];
         if (m.instr(param).opcode != Opcode::kParameter) continue;
-        const int64_t number = m.instr(param).parameter_number;
+        const int64_t number = m.instr(param).parameter_number();
         if (number < 0 || static_cast<size_t>(number) >= ops.size() ||
             ops[static_cast<size_t>(number)] != operand) {
           continue;
@@ -276,7 +276,7 @@ class BufferAssigner {
         if (s.time_of(used) >= 0) end = std::max(end, s.time_of(used));
       }
       if (IsEntryParameter(i) &&
-          !out_->parameter_aliased(instr.parameter_number, df_->value_index(v))) {
+          !out_->parameter_aliased(instr.parameter_number(), df_->value_index(v))) {
         end = s.end_time();
       }
       out_->ranges_[v] = {static_cast<int32_t>(start), static_cast<int32_t>(end), end_position};
@@ -564,7 +564,7 @@ class BufferAssigner {
           continue;
         }
         alloc.is_parameter = true;
-        alloc.parameter_number = m_.instr(i).parameter_number;
+        alloc.parameter_number = m_.instr(i).parameter_number();
         alloc.parameter_index = df_->value_index(v);
         alloc.aliased_with_output =
             out_->parameter_aliased(alloc.parameter_number, alloc.parameter_index);

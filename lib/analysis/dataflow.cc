@@ -334,7 +334,7 @@ std::vector<Dataflow::InPlacePair> Dataflow::ComputeInPlacePairs(
             source = m.operands(source)[static_cast<size_t>(idx[0])];
             idx.erase(idx.begin());
           } else if (si.opcode == Opcode::kGetTupleElement) {
-            idx.insert(idx.begin(), si.tuple_index);
+            idx.insert(idx.begin(), si.tuple_index());
             source = m.operands(source)[0];
           } else {
             break;
@@ -351,7 +351,7 @@ std::vector<Dataflow::InPlacePair> Dataflow::ComputeInPlacePairs(
               from = m.operands(from)[static_cast<size_t>(from_index[0])];
               from_index.erase(from_index.begin());
             } else if (fi.opcode == Opcode::kGetTupleElement) {
-              from_index.insert(from_index.begin(), fi.tuple_index);
+              from_index.insert(from_index.begin(), fi.tuple_index());
               from = m.operands(from)[0];
             } else if (fi.opcode == Opcode::kFusion) {
               bool found = false;
@@ -373,7 +373,7 @@ std::vector<Dataflow::InPlacePair> Dataflow::ComputeInPlacePairs(
           }
           const hlo::Instruction& param = m.instr(from);
           if (param.opcode == Opcode::kParameter && param.parent == body) {
-            pairs.push_back({static_cast<uint32_t>(param.parameter_number), from_index, leaf});
+            pairs.push_back({static_cast<uint32_t>(param.parameter_number()), from_index, leaf});
           }
         }
       });
@@ -705,7 +705,7 @@ absl::StatusOr<Dataflow> Dataflow::Run(const Module& m, const CallGraph& graph,
         for (size_t k = 0; k < ops.size(); ++k) link(subtree(i, static_cast<int64_t>(k)), whole(ops[k]));
         break;
       case Opcode::kGetTupleElement:
-        if (!ops.empty()) link(whole(i), subtree(ops[0], instr.tuple_index));
+        if (!ops.empty()) link(whole(i), subtree(ops[0], instr.tuple_index()));
         break;
       case Opcode::kCall: {
         CompId callee = m.callee(i, CallRole::kToApply);

@@ -135,7 +135,7 @@ std::string Context::DescribeSource(ValueId v) const {
   const hlo::Instruction& in = module().instr(i);
   if (in.opcode != Opcode::kParameter || in.parent != module().entry) return Describe(v);
   const std::string name = OpName(module(), i);
-  return absl::StrCat("parameter ", in.parameter_number,
+  return absl::StrCat("parameter ", in.parameter_number(),
                       name.empty() ? "" : absl::StrCat(" `", name, "`"), " (", Describe(v), ")");
 }
 

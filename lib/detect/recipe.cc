@@ -119,11 +119,11 @@ class Tracer {
     const hlo::Instruction& in = m_.instr(i);
     if (fused_ && in.opcode == Opcode::kParameter) {
       const auto operands = m_.operands(producer_);
-      if (in.parameter_number < 0 ||
-          static_cast<size_t>(in.parameter_number) >= operands.size()) {
+      if (in.parameter_number() < 0 ||
+          static_cast<size_t>(in.parameter_number()) >= operands.size()) {
         return Expr::Opaque();
       }
-      return Leaf(operands[static_cast<size_t>(in.parameter_number)]);
+      return Leaf(operands[static_cast<size_t>(in.parameter_number())]);
     }
     if (!fused_ && i != producer_) return Leaf(i);
 

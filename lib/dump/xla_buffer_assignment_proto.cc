@@ -74,9 +74,9 @@ absl::StatusOr<XlaBufferAssignment> XlaBufferAssignmentFromProto(
     for (int guard = 0; guard < 256; ++guard) {
       const hlo::Instruction& i = module.instr(target);
       const auto operands = module.operands(target);
-      if (i.opcode == hlo::Opcode::kGetTupleElement && i.tuple_index >= 0 &&
+      if (i.opcode == hlo::Opcode::kGetTupleElement && i.tuple_index() >= 0 &&
           operands.size() == 1) {
-        target_index.insert(target_index.begin(), i.tuple_index);
+        target_index.insert(target_index.begin(), i.tuple_index());
         target = operands[0];
       } else if (i.opcode == hlo::Opcode::kBitcast && operands.size() == 1) {
         target = operands[0];

@@ -383,7 +383,7 @@ InstrId Module::FindInstruction(absl::string_view wanted) const {
 absl::Status Module::InstructionError(InstrId id, absl::string_view message) const {
   const Instruction& i = instructions[id];
   if (from_text && source != nullptr) {
-    return ErrorAt(path, source->data(), i.source_offset, message);
+    return ErrorAt(path, source->data(), i.source_offset(), message);
   }
   return FileError(path, absl::StrCat("instruction '", i.name, "': ", message));
 }
@@ -444,8 +444,8 @@ void Module::Finalize(int threads) {
       if (instr.shape < f.shape_use_counts.size()) ++f.shape_use_counts[instr.shape];
       if (!callees(i).empty()) f.callers.push_back(i);
       if (instr.opcode == Opcode::kConstant) f.constants.push_back(i);
-      if (instr.opcode == Opcode::kParameter && instr.parameter_number >= 0) {
-        f.parameters.push_back({i, instr.parameter_number});
+      if (instr.opcode == Opcode::kParameter && instr.parameter_number() >= 0) {
+        f.parameters.push_back({i, instr.parameter_number()});
       }
     }
   }, ranges);

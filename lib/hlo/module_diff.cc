@@ -69,7 +69,7 @@ class Differ {
     while (options_.structural_get_tuple_elements && id < m.instructions.size() &&
            m.instructions[id].opcode == Opcode::kGetTupleElement &&
            m.operands(id).size() == 1 && ++guard < 64) {
-      suffix = absl::StrCat("#", m.instructions[id].tuple_index, suffix);
+      suffix = absl::StrCat("#", m.instructions[id].tuple_index(), suffix);
       id = m.operands(id)[0];
     }
     return InstrName(m, id) + suffix;
@@ -165,8 +165,8 @@ void Differ::CompareInstruction(const std::string& where, InstrId ia, InstrId ib
   Compare(at, "is_root", x.is_root, y.is_root);
   Compare(at, "operands", Names(a_, a_.operands(ia)), Names(b_, b_.operands(ib)));
   Compare(at, "callees", Callees(a_, ia), Callees(b_, ib));
-  Compare(at, "parameter_number", x.parameter_number, y.parameter_number);
-  Compare(at, "tuple_index", x.tuple_index, y.tuple_index);
+  Compare(at, "parameter_number", x.parameter_number(), y.parameter_number());
+  Compare(at, "tuple_index", x.tuple_index(), y.tuple_index());
   if (x.fusion_kind != y.fusion_kind) {
     Report(at, "fusion_kind", FusionKindName(x.fusion_kind), FusionKindName(y.fusion_kind));
   }

@@ -48,7 +48,7 @@ std::string PrintInstruction(const Module& m, InstrId id) {
                   m.opcode_text(id),
                   "(");
   if (instr.opcode == Opcode::kParameter) {
-    absl::StrAppend(&out, instr.parameter_number);
+    absl::StrAppend(&out, instr.parameter_number());
   } else if (instr.opcode == Opcode::kConstant) {
     absl::StrAppend(&out, m.literal(id));
   } else {

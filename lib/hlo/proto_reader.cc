@@ -294,7 +294,7 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
   out->opcode = OpcodeFromName(opcode_text).value_or(Opcode::kUnknown);
   if (opcode_text != OpcodeName(out->opcode)) extras.opcode_text = opcode_text;
   out->parent = comp_id;
-  out->source_offset = ordinal;
+  out->set_source_offset(ordinal);
   if (!i.has_shape()) return InstructionError(c, i, "has no shape");
   absl::StatusOr<ShapeId> shape = ConvertShape(i.shape(), 0);
   if (!shape.ok()) {
@@ -332,10 +332,10 @@ absl::Status ModuleBuilder::BuildInstruction(const xla::HloComputationProto& c,
   switch (out->opcode) {
     case Opcode::kParameter:
       HLOMEM_RETURN_IF_ERROR(
-          to_int32(i.parameter_number(), "parameter number", &out->parameter_number));
+          to_int32(i.parameter_number(), "parameter number", &out->index));
       break;
     case Opcode::kGetTupleElement:
-      HLOMEM_RETURN_IF_ERROR(to_int32(i.tuple_index(), "tuple index", &out->tuple_index));
+      HLOMEM_RETURN_IF_ERROR(to_int32(i.tuple_index(), "tuple index", &out->index));
       attributes_.emplace_back("index", absl::StrCat(i.tuple_index()));
       break;
     case Opcode::kFusion: {

@@ -1838,7 +1838,7 @@ class TextParser {
     Instruction instr;
     InstructionExtras extras;
     instr.parent = comp;
-    instr.source_offset = static_cast<uint64_t>(line_start - begin_);
+    instr.set_source_offset(static_cast<uint64_t>(line_start - begin_));
     if (!LexName(&instr.name, "an instruction name")) return false;
     if (!Expect('=')) return false;
     SkipSpace();
@@ -1940,7 +1940,7 @@ class TextParser {
 
     // Stored now; the attributes fill it in place.
     Instruction& stored = module_->instructions.emplace_back(instr);
-    stored.parameter_number = parameter_number;
+    stored.index = parameter_number;
     stored.operands_begin = operands_begin;
     stored.operand_count = operand_count;
     stored.attributes_begin = static_cast<uint32_t>(module_->attribute_pool.size());
@@ -2195,9 +2195,9 @@ class TextParser {
         gte.opcode = Opcode::kGetTupleElement;
         gte.shape = shape.tuple_elements[static_cast<size_t>(k)];
         gte.parent = comp;
-        gte.tuple_index = static_cast<int32_t>(k);
+        gte.index = static_cast<int32_t>(k);
         gte.is_implicit = true;
-        gte.source_offset = static_cast<uint64_t>(c.where - begin_);
+        gte.set_source_offset(static_cast<uint64_t>(c.where - begin_));
         gte.operands_begin = static_cast<uint32_t>(module_->operand_pool.size());
         gte.operand_count = 1;
         module_->operand_pool.push_back(tuple);
@@ -2313,7 +2313,7 @@ class TextParser {
       case 'i':
         if (key == "index") {
           return ParseSubvalue(value_start, value,
-                               [&] { return LexInt32(&instr->tuple_index, "a tuple index"); });
+                               [&] { return LexInt32(&instr->index, "a tuple index"); });
         }
         break;
       case 'k':
@@ -2642,6 +2642,12 @@ class TextParser {
 
 absl::StatusOr<std::vector<Module>> ParseHloText(
     std::shared_ptr<const FileContents> file, const ParseOptions& options) {
+  // Instructions keep their byte offsets in 40 bits.
+  if (file->data().size() > Instruction::kMaxSourceOffset) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(file->path(), ": error: the text is ", file->data().size(),
+                     " bytes; hlomem reads HLO text of at most 2^40 bytes"));
+  }
   TextParser parser(std::move(file), options);
   return parser.Run();
 }

@@ -34,18 +34,18 @@ absl::Status ReportParameterError(const Module& m, CompId c) {
     const Instruction& instr = m.instr(i);
     if (instr.opcode != Opcode::kParameter) continue;
     ++count;
-    auto [it, inserted] = seen.emplace(instr.parameter_number, i);
+    auto [it, inserted] = seen.emplace(instr.parameter_number(), i);
     if (!inserted) {
       return m.InstructionError(
-          i, absl::StrCat("parameter number ", instr.parameter_number,
+          i, absl::StrCat("parameter number ", instr.parameter_number(),
                           " is already used by '", m.instr(it->second).name, "'"));
     }
   }
   for (InstrId i : m.instructions_of(c)) {
     const Instruction& instr = m.instr(i);
-    if (instr.opcode == Opcode::kParameter && instr.parameter_number >= count) {
+    if (instr.opcode == Opcode::kParameter && instr.parameter_number() >= count) {
       return m.InstructionError(
-          i, absl::StrCat("parameter number ", instr.parameter_number,
+          i, absl::StrCat("parameter number ", instr.parameter_number(),
                           " is out of range: computation '", m.comp(c).name,
                           "' has ", count, " parameters"));
     }
@@ -64,7 +64,7 @@ absl::Status VerifyParameters(const Module& m, CompId c, Scratch* scratch) {
   std::vector<bool>& seen = scratch->number_seen;
   seen.assign(parameters.size(), false);
   for (InstrId i : parameters) {
-    const int64_t number = m.instr(i).parameter_number;
+    const int64_t number = m.instr(i).parameter_number();
     if (number < 0 || number >= static_cast<int64_t>(parameters.size()) ||
         seen[static_cast<size_t>(number)]) {
       return ReportParameterError(m, c);
@@ -475,10 +475,10 @@ absl::Status VerifyInstruction(const Module& m, InstrId i) {
       if (!tuple.is_tuple()) {
         return m.InstructionError(i, "get-tuple-element operand is not a tuple");
       }
-      if (instr.tuple_index < 0 ||
-          instr.tuple_index >= static_cast<int64_t>(tuple.tuple_elements.size())) {
+      if (instr.tuple_index() < 0 ||
+          instr.tuple_index() >= static_cast<int64_t>(tuple.tuple_elements.size())) {
         return m.InstructionError(
-            i, absl::StrCat("tuple index ", instr.tuple_index, " is out of range for a ",
+            i, absl::StrCat("tuple index ", instr.tuple_index(), " is out of range for a ",
                             tuple.tuple_elements.size(), "-element tuple"));
       }
       break;

@@ -49,9 +49,9 @@ void ExpectIdentical(const Module& a, const Module& b, const std::string& where)
     const Instruction& y = b.instructions[i];
     const std::string what = absl::StrCat("instruction ", i, " ", x.name);
     ASSERT_EQ(x.name, y.name) << what;
-    EXPECT_EQ(x.parameter_number, y.parameter_number) << what;
-    EXPECT_EQ(x.tuple_index, y.tuple_index) << what;
-    EXPECT_EQ(x.source_offset, y.source_offset) << what;
+    EXPECT_EQ(x.parameter_number(), y.parameter_number()) << what;
+    EXPECT_EQ(x.tuple_index(), y.tuple_index()) << what;
+    EXPECT_EQ(x.source_offset(), y.source_offset()) << what;
     EXPECT_EQ(x.shape, y.shape) << what;
     EXPECT_EQ(x.parent, y.parent) << what;
     EXPECT_EQ(x.operands_begin, y.operands_begin) << what;

@@ -204,17 +204,17 @@ TEST(ProtoReaderTest, BuildsModuleFromHloModuleProto) {
   const InstrId r = m.FindInstruction("result");
   EXPECT_TRUE(m.instr(r).is_root);
   EXPECT_EQ(m.comp(3).root, r);
-  EXPECT_EQ(m.instr(r).tuple_index, 1);
+  EXPECT_EQ(m.instr(r).tuple_index(), 1);
   EXPECT_EQ(m.attribute(r, "index"), "1");
   ASSERT_EQ(m.control_predecessors(r).size(), 1u);
   EXPECT_EQ(m.instr(m.control_predecessors(r)[0]).name, "zero");
   EXPECT_EQ(m.attribute(r, "control-predecessors"), "{zero}");
-  EXPECT_EQ(m.instr(r).source_offset, 13u);  // 4 + 2 + 2 before main, 6th in main
+  EXPECT_EQ(m.instr(r).source_offset(), 13u);  // 4 + 2 + 2 before main, 6th in main
 
   const InstrId x = m.FindInstruction("x");
-  EXPECT_EQ(m.instr(x).parameter_number, 0);
+  EXPECT_EQ(m.instr(x).parameter_number(), 0);
   EXPECT_EQ(m.parameters(3).size(), 1u);
-  EXPECT_EQ(m.instr(m.FindInstruction("zero")).parameter_number, -1);
+  EXPECT_EQ(m.instr(m.FindInstruction("zero")).parameter_number(), -1);
   // Scalars carry no layout, like the text parser's f32[].
   EXPECT_FALSE(m.shape_of(m.FindInstruction("zero")).layout.has_value());
   EXPECT_EQ(m.shape_of(x).layout->tail_padding_alignment, 0);

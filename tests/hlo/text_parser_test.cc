@@ -108,8 +108,38 @@ ENTRY e {
   const InstrId t = m.FindInstruction("t");
   EXPECT_EQ(m.operands(t).size(), 6u);
   EXPECT_EQ(m.shapes.ByteSize(m.instr(t).shape), 6 * 8);  // pointer table
-  EXPECT_EQ(m.instr(m.FindInstruction("g")).tuple_index, 5);
+  EXPECT_EQ(m.instr(m.FindInstruction("g")).tuple_index(), 5);
   EXPECT_EQ(m.literal(m.FindInstruction("a")), "{...}");
+}
+
+// parameter(N) and index=N share one field: each reads only its own opcode's.
+TEST(TextParserTest, ParameterNumberAndTupleIndexEachBelongToTheirOpcode) {
+  Module m = ParseOne(R"(
+HloModule t
+
+ENTRY e {
+  p0 = s32[] parameter(0)
+  p3 = (s32[], s32[], s32[]) parameter(1)
+  ROOT g = s32[] get-tuple-element(p3), index=2
+}
+)");
+  const Instruction& p3 = m.instr(m.FindInstruction("p3"));
+  const Instruction& g = m.instr(m.FindInstruction("g"));
+  EXPECT_EQ(p3.parameter_number(), 1);
+  EXPECT_EQ(p3.tuple_index(), -1);
+  EXPECT_EQ(g.tuple_index(), 2);
+  EXPECT_EQ(g.parameter_number(), -1);
+  EXPECT_EQ(m.instr(m.FindInstruction("p0")).parameter_number(), 0);
+}
+
+// Source offsets take 40 bits, split across two fields.
+TEST(InstructionTest, SourceOffsetsKeepFortyBits) {
+  Instruction instr;
+  for (uint64_t offset : {uint64_t{0}, uint64_t{0xffffffff}, (uint64_t{1} << 32) + 7,
+                          Instruction::kMaxSourceOffset}) {
+    instr.set_source_offset(offset);
+    EXPECT_EQ(instr.source_offset(), offset);
+  }
 }
 
 TEST(TextParserTest, LayoutsAndElementTypes) {
