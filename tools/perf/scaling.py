@@ -3,7 +3,7 @@
 
 Usage:
   scaling.py --new NEW_BIN --old OLD_BIN [--replicas 1,2,4,...] [--runs 3]
-             [--work DIR] [--max-old-s 120] SOURCE.txt
+             [--work DIR] [--max-old-s 120] [--plot FILE.png|.svg] SOURCE.txt
 
 SOURCE is one HLO module; scale_module.py replicates it N times for each N
 of --replicas (written once under --work, default /tmp/hlomem-scaling).
@@ -16,7 +16,9 @@ single run is still shown). Prints a markdown table: times, peak RSS over
 the input's size, the new/old ratio, and each binary's doubling ratio
 (time at N over time at N/2).
 
-Only the standard library, /usr/bin/time and scale_module.py are used.
+Only the standard library, /usr/bin/time and scale_module.py are used;
+--plot also draws the curve (seconds per MiB and peak RSS over the input,
+against the input's size) with matplotlib.
 """
 import argparse
 import os
@@ -57,8 +59,14 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", default="/tmp/hlomem-scaling")
     parser.add_argument("--max-old-s", type=float, default=120)
+    parser.add_argument("--plot", help="also draw the curve into this .png or .svg")
     parser.add_argument("source")
     args = parser.parse_args()
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401  (checked before minutes of runs)
+        except ImportError:
+            sys.exit("--plot needs matplotlib: pip install matplotlib")
     os.makedirs(args.work, exist_ok=True)
     rows = []
     for n in [int(r) for r in args.replicas.split(",")]:
@@ -102,7 +110,40 @@ def main():
               f"| {r['new_peak'] / r['mib']:.2f} | {r['old_peak'] / r['mib']:.2f} "
               f"| {doubling(k, 'new_wall')} | {doubling(k, 'old_wall')} "
               f"| {doubling(k, 'new_an')} | {doubling(k, 'old_an')} |")
+    if args.plot:
+        plot(rows, args.plot)
     return 0
+
+
+def plot(rows, path):
+    """Two panels against the input's size: wall seconds per MiB and peak RSS
+    over the input, new and old; a band marks 20% around the largest size's
+    figure, the flatness the performance issue asks for from 16x up."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mib = [r["mib"] for r in rows]
+    fig, (time_ax, rss_ax) = plt.subplots(1, 2, figsize=(10, 4))
+    panels = [(time_ax, "wall", "wall seconds per MiB of HLO text"),
+              (rss_ax, "peak", "peak RSS / input size")]
+    for ax, key, title in panels:
+        for who, style in (("new", "o-"), ("old", "s--")):
+            ax.plot(mib, [r[f"{who}_{key}"] / r["mib"] for r in rows], style, label=who)
+        last = rows[-1][f"new_{key}"] / rows[-1]["mib"]
+        ax.axhspan(last * 0.8, last * 1.2, color="0.9", label="largest size, +-20%")
+        ax.set_xscale("log")
+        ax.set_xlabel("input MiB (replicas: " + ", ".join(f"{r['n']}x" for r in rows) + ")")
+        ax.set_title(title)
+        ax.set_ylim(bottom=0)
+        ax.legend()
+    fig.tight_layout()
+    # Written whole or not at all: a name beside the final one, then renamed.
+    root, suffix = os.path.splitext(path)
+    partial = f"{root}.partial{suffix}"
+    fig.savefig(partial)
+    os.replace(partial, path)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":
