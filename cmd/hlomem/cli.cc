@@ -15,6 +15,7 @@
 #include <iterator>
 #include <optional>
 #include <regex>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -292,13 +293,49 @@ absl::StatusOr<hlomem::report::Report> ReadReportJson(const std::string& path) {
   return hlomem::report::ReadJsonReport((*file)->data(), path);
 }
 
-// A progress line on stderr while modules are analysed, on a terminal only.
+// A progress line on stderr while modules are read and analysed, on a
+// terminal only: the module, then the step it is in (the steps of a 1 GB
+// module take seconds each).
+struct ProgressLine {
+  std::mutex mutex;
+  std::string module;  // "analysing module 2/3: name"; empty while the first loads
+  bool ended = false;
+};
+ProgressLine& Progress() {
+  static auto* line = new ProgressLine();
+  return *line;
+}
+
+// For each load (diff loads two): the line starts over.
+void StartProgress() {
+  ProgressLine& line = Progress();
+  std::lock_guard<std::mutex> lock(line.mutex);
+  line.module.clear();
+  line.ended = false;
+}
+
 void ShowProgress(size_t done, size_t total, const std::string& name) {
+  ProgressLine& line = Progress();
+  std::lock_guard<std::mutex> lock(line.mutex);
+  if (line.ended) return;
   if (done == total) {
+    line.ended = true;
     std::fprintf(stderr, "\r\x1b[K");
   } else {
-    std::fprintf(stderr, "\r\x1b[Kanalysing module %zu/%zu: %s", done + 1, total, name.c_str());
+    line.module = absl::StrFormat("analysing module %zu/%zu: %s", done + 1, total, name);
+    std::fprintf(stderr, "\r\x1b[K%s", line.module.c_str());
   }
+  std::fflush(stderr);
+}
+
+// Metrics::PhaseObserver for the progress line. With modules side by side,
+// the step shown is the latest to start, whichever module it is in.
+void ShowPhase(const char* phase) {
+  ProgressLine& line = Progress();
+  std::lock_guard<std::mutex> lock(line.mutex);
+  if (line.ended) return;
+  std::fprintf(stderr, "\r\x1b[K%s [%s]", line.module.empty() ? "reading" : line.module.c_str(),
+               phase);
   std::fflush(stderr);
 }
 
@@ -364,7 +401,12 @@ std::optional<hlomem::report::Report> LoadReport(
     options.max_rows = max_rows;
     options.frames.innermost_only = flags.frames == "all";
     options.frames.skip_packages = flags.skip_frames;
-    if (::isatty(STDERR_FILENO)) options.progress = ShowProgress;
+    const bool show_progress = ::isatty(STDERR_FILENO) != 0;
+    if (show_progress) {
+      StartProgress();
+      options.progress = ShowProgress;
+      hlomem::Metrics::ObservePhases(ShowPhase);
+    }
     if (!flags.min_bytes.empty()) {
       absl::StatusOr<int64_t> min_bytes = hlomem::ParseByteSize(flags.min_bytes);
       if (!min_bytes.ok()) {
@@ -374,6 +416,11 @@ std::optional<hlomem::report::Report> LoadReport(
       options.detect.min_bytes = *min_bytes;
     }
     report = hlomem::pipeline::BuildReport(paths, options);
+    if (show_progress) {
+      // Cleared on an error too, before it is printed.
+      hlomem::Metrics::ObservePhases(nullptr);
+      ShowProgress(0, 0, "");
+    }
   }
   if (!report.ok()) {
     PrintError(report.status());

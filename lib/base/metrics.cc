@@ -26,6 +26,7 @@ struct Phase {
 };
 
 std::atomic<bool> g_enabled{false};
+std::atomic<Metrics::PhaseObserver> g_phase_observer{nullptr};
 std::mutex g_mutex;
 std::vector<Phase>& Phases() {
   static auto* phases = new std::vector<Phase>();
@@ -36,6 +37,12 @@ std::vector<Phase>& Phases() {
 
 void Metrics::Enable() { g_enabled.store(true, std::memory_order_relaxed); }
 bool Metrics::enabled() { return g_enabled.load(std::memory_order_relaxed); }
+void Metrics::ObservePhases(PhaseObserver observer) {
+  g_phase_observer.store(observer, std::memory_order_relaxed);
+}
+Metrics::PhaseObserver Metrics::phase_observer() {
+  return g_phase_observer.load(std::memory_order_relaxed);
+}
 
 void Metrics::Record(const char* name, double seconds, int64_t page_faults) {
   const int64_t rss = CurrentRssBytes();

@@ -16,6 +16,12 @@ class Metrics {
  public:
   static void Enable();
   static bool enabled();
+  // Called with each phase's name as it starts, on the thread running it,
+  // whether or not recording is on (a progress line follows the phases);
+  // nullptr: none. Set it before phases run.
+  using PhaseObserver = void (*)(const char* phase);
+  static void ObservePhases(PhaseObserver observer);
+  static PhaseObserver phase_observer();
   // Adds `seconds` and `page_faults` to phase `name` (a string literal) and
   // notes the RSS now.
   static void Record(const char* name, double seconds, int64_t page_faults);
@@ -38,7 +44,9 @@ class ScopedPhase {
       : name_(Metrics::enabled() ? name : nullptr),
         start_(name_ ? std::chrono::steady_clock::now()
                      : std::chrono::steady_clock::time_point()),
-        start_faults_(name_ ? MinorPageFaults() : 0) {}
+        start_faults_(name_ ? MinorPageFaults() : 0) {
+    if (const Metrics::PhaseObserver observe = Metrics::phase_observer()) observe(name);
+  }
   ~ScopedPhase() {
     if (name_ == nullptr) return;
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
