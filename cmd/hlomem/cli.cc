@@ -13,9 +13,9 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <regex>
-#include <mutex>
 #include <string>
 #include <vector>
 

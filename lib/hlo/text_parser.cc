@@ -2312,8 +2312,13 @@ class TextParser {
         break;
       case 'i':
         if (key == "index") {
+          // Only a get-tuple-element's is kept: the field is a parameter's
+          // number otherwise.
+          int32_t unused = 0;
+          int32_t* index =
+              instr->opcode == Opcode::kGetTupleElement ? &instr->index : &unused;
           return ParseSubvalue(value_start, value,
-                               [&] { return LexInt32(&instr->index, "a tuple index"); });
+                               [&] { return LexInt32(index, "a tuple index"); });
         }
         break;
       case 'k':

@@ -120,9 +120,12 @@ HloModule t
 ENTRY e {
   p0 = s32[] parameter(0)
   p3 = (s32[], s32[], s32[]) parameter(1)
+  p2 = s32[] parameter(2), index=7
   ROOT g = s32[] get-tuple-element(p3), index=2
 }
 )");
+  // An index= on another opcode is kept as written, not as its number.
+  EXPECT_EQ(m.instr(m.FindInstruction("p2")).parameter_number(), 2);
   const Instruction& p3 = m.instr(m.FindInstruction("p3"));
   const Instruction& g = m.instr(m.FindInstruction("g"));
   EXPECT_EQ(p3.parameter_number(), 1);
