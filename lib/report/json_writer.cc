@@ -770,6 +770,9 @@ std::string WriteDiffJson(const DiffReport& diff, const WriteOptions& options) {
 
 absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string& origin) {
   Report report;
+  auto bad_json = [&](const char* what) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", what));
+  };
   try {
     // Each buffer of a module is read into its row as the parse reaches it
     // and left out of the document: a --full report's buffers as a document
@@ -822,9 +825,9 @@ absl::StatusOr<Report> ReadJsonReport(absl::string_view json, const std::string&
       }
     }
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", e.what()));
+    return bad_json(e.what());
   } catch (const NotAnInteger& e) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": error: bad report JSON: ", e.what()));
+    return bad_json(e.what());
   }
   if (report.modules.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": error: the report has no modules"));
